@@ -46,6 +46,7 @@ class SimObject:
     is_filled: bool = False
     fill_liquid: str | None = None  # water | coffee | wine
     is_boiled: bool = False
+    is_cooled: bool = False  # has been inside a closed fridge (ALFRED's cool)
     is_picked_up: bool = False
     is_broken: bool = False
 
@@ -96,6 +97,7 @@ class SimObject:
             "simbotIsFilledWithCoffee": self.is_coffee,
             "simbotIsFilledWithWater": self.is_filled and self.fill_liquid == "water",
             "simbotIsBoiled": self.is_boiled,
+            "isCooled": self.is_cooled,
             "simbotObjectClass": [self.object_type, *t.classes],
             "simbotIsReceptacleOf": list(self.children),
             "parentReceptacles": parents,

@@ -1,0 +1,165 @@
+"""Phrase banks for task instructions: object names, goal paraphrases, piecemeal steps, chit-chat.
+
+Placeholders: ``{x}`` / ``{xs}`` object (singular / plural), ``{y}`` receptacle, ``{m}`` movable
+receptacle, ``{prep}`` in/on, ``{n}`` number word, ``{lamp}``, ``{serve}``, ``{items}`` (a list
+of dishes), ``{the_x}`` an object with an optional description ("the red mug").
+"""
+
+from __future__ import annotations
+
+# object type -> ways people call it (first is the plain one)
+NAMES: dict[str, tuple[str, ...]] = {
+    "CounterTop": ("counter", "countertop", "kitchen counter"),
+    "CounterTopBath": ("counter", "bathroom counter", "vanity"),
+    "DiningTable": ("dining table", "table", "kitchen table"),
+    "Fridge": ("fridge", "refrigerator"),
+    "SinkBasin": ("sink",),
+    "HousePlant": ("plant", "house plant", "potted plant"),
+    "RemoteControl": ("remote", "remote control", "TV remote"),
+    "Sofa": ("sofa", "couch"),
+    "CoffeeMachine": ("coffee machine", "coffee maker"),
+    "StoveBurner": ("stove", "burner"),
+    "GarbageCan": ("bin", "trash can"),
+    "TVStand": ("TV stand", "TV cabinet"),
+    "CoffeeTable": ("coffee table", "low table"),
+    "SideTable": ("side table", "nightstand"),
+    "ArmChair": ("armchair", "chair"),
+    "CellPhone": ("phone", "cell phone"),
+    "KeyChain": ("keys", "key chain"),
+    "CreditCard": ("credit card", "card"),
+    "FloorLamp": ("floor lamp", "lamp", "standing lamp"),
+    "DeskLamp": ("desk lamp", "lamp"),
+    "Dishware": ("dish", "plate or bowl"),
+    "Drinkware": ("cup or mug", "drinking vessel"),
+    "Cookware": ("pot or pan", "piece of cookware"),
+    "Mug": ("mug", "coffee mug"),
+    "Pot": ("pot", "cooking pot"),
+    "Pan": ("pan", "frying pan"),
+    "Knife": ("knife",),
+    "ButterKnife": ("butter knife",),
+    "Towel": ("towel", "bath towel"),
+    "BasketBall": ("basketball", "ball"),
+    "TeddyBear": ("teddy bear", "stuffed bear"),
+    "AlarmClock": ("alarm clock", "clock"),
+    "SoapBar": ("bar of soap", "soap"),
+    "ToiletPaper": ("toilet paper roll", "roll of toilet paper"),
+    "PaperTowelRoll": ("paper towel roll", "roll of paper towels"),
+}
+PLURALS = {"Knife": "knives", "ButterKnife": "butter knives", "Potato": "potatoes", "Tomato": "tomatoes",
+           "Box": "boxes", "Dishware": "dishes", "Drinkware": "cups and mugs", "Cookware": "pots and pans",
+           "Lettuce": "heads of lettuce", "Bread": "loaves of bread", "Statue": "statues",
+           "KeyChain": "sets of keys", "Watch": "watches", "Glass": "glasses", "Cloth": "cloths",
+           "SaltShaker": "salt shakers", "SoapBar": "bars of soap", "ToiletPaper": "toilet paper rolls",
+           "PaperTowelRoll": "paper towel rolls", "TeddyBear": "teddy bears", "PepperShaker": "pepper shakers", "Bathtub": "bathtubs"}
+NUMBERS = {"0": "no", "1": "one", "2": "two", "3": "three", "4": "four"}
+COLOURS = {"red": (200, 40, 40), "green": (60, 160, 70), "blue": (50, 90, 180), "yellow": (235, 210, 60),
+           "white": (245, 245, 240), "black": (30, 30, 30), "grey": (140, 140, 145),
+           "brown": (140, 95, 50), "orange": (230, 120, 40), "purple": (120, 60, 150), "pink": (230, 150, 180)}
+
+DRIVER_OPENERS = ("hi, what should I do today?", "Hello! What's my task?", "hey", "hi there, how can I help?",
+                  "what can I do for you?", "Hi. Ready when you are.", "good morning! what's first?",
+                  "hello", "Hi, what are we doing?")
+COMMANDER_GREETINGS = ("hi", "Hello!", "hey there", "hi, thanks for helping", "good morning")
+COMMANDER_OPENERS = ("hi, today we", "Hello. Today you", "ok so", "Hi! I need you to", "we need to")
+DRIVER_ACKS = ("ok", "okay", "on it", "sure", "got it", "will do", "alright", "ok, doing that now")
+DRIVER_DONE = ("done", "ok, done", "finished that", "that's done. what next?", "done, next?", "ok what next")
+DRIVER_FINAL = ("all done!", "done. anything else?", "I think that's everything", "finished",
+                "is there anything else?")
+COMMANDER_CLOSERS = ("that's all, thanks!", "great job, we're done", "perfect, thank you",
+                     "thanks, that's everything", "awesome, all done", "good work")
+WHERE_QUESTIONS = ("where is the {x}?", "where can I find a {x}?", "do you know where the {x} is?",
+                   "I can't find the {x}", "which {x} should I use?")
+LOCATION_ANSWERS = ("the {x} is {prep} the {y}", "there's a {x} {prep} the {y}", "check the {y}",
+                    "try {prep} the {y}", "you'll find a {x} {prep} the {y}", "{x} is {prep} the {y}")
+NO_LOCATION_ANSWERS = ("not sure, look around", "I don't see it on my screen, try the cabinets",
+                       "hmm, maybe check the drawers", "it should be somewhere in the room")
+FILLERS = ("", "", "", "please ", "can you ", "could you ")
+
+# goal paraphrases (the Commander's and the ALFRED-style sentence both draw from these)
+GOALS: dict[str, tuple[str, ...]] = {
+    "Coffee": ("make a cup of coffee", "prepare coffee in a clean mug", "I'd like some coffee",
+               "make me a mug of coffee", "we need a coffee", "get some coffee into a clean mug",
+               "brew a coffee in the {x}", "fill a clean {x} with coffee", "coffee please, in a clean {x}",
+               "I could really use a coffee", "use the coffee machine to make a {x} of coffee",
+               "pour me some coffee"),
+    "Water Plant": ("water the plant", "the {x} needs water", "give the {x} some water",
+                    "pour some water on the {x}", "the {x} looks dry, can you water it",
+                    "bring water from the sink to the {x}", "the {x} is thirsty", "please water my {x}",
+                    "fill something with water and water the {x}"),
+    "Boil X": ("boil a {x}", "I need a boiled {x}", "cook a {x} in boiling water", "boil the {x} in a pot",
+               "please make a boiled {x}"),
+    "Plate Of Toast": ("make a plate of toast", "make a slice of toast and put it on a clean plate",
+                       "I want toast on a plate", "toast some bread and serve it on a plate",
+                       "serve a piece of toast on a plate", "cut a slice of bread, toast it and plate it",
+                       "I'd like a piece of toast on a clean plate", "put some toast on a plate for me",
+                       "can we get a toasted slice of bread on a plate", "toast one slice of bread, then serve it"),
+    "Clean All X": ("clean all the {xs}", "rinse every {x}", "wash all of the {xs}",
+                    "the {xs} are dirty, clean them all", "all {xs} need to be rinsed"),
+    "N Slices Of X In Y": ("put {n} slice(s) of {x} {prep} a clean {y}", "serve {n} {x} slice(s) {prep} a {y}",
+                           "slice a {x} and put {n} piece(s) {prep} a clean {y}",
+                           "I need {n} slice(s) of {x} {prep} a {y}"),
+    "N Cooked Slices Of X In Y": ("cook {n} slice(s) of {x} and put them {prep} a clean {y}",
+                                  "serve {n} cooked {x} slice(s) {prep} a {y}",
+                                  "slice the {x}, cook {n} piece(s) and serve them {prep} a clean {y}",
+                                  "I'd like {n} cooked slice(s) of {x} {prep} a {y}"),
+    "Put All X On Y": ("put all the {xs} {prep} the {y}", "move every {x} {prep} the {y}",
+                       "collect the {xs} and place them {prep} the {y}", "all {xs} go {prep} the {y}",
+                       "gather up the {xs} and put them {prep} a {y}"),
+    "Put All X In One Y": ("put all the {xs} {prep} one {y}", "gather every {x} {prep} a single {y}",
+                           "all {xs} should end up {prep} the same {y}",
+                           "collect the {xs} and put them together {prep} one {y}"),
+    "Salad": ("make a salad with {items}", "prepare a salad: {items}, all on a clean plate",
+              "I'd like a salad, {items}", "make a salad on a plate with {items}"),
+    "Sandwich": ("make a sandwich with {items}", "I want a sandwich: two slices of toast with {items}",
+                 "prepare a sandwich on a clean plate, {items}", "make me a toasted sandwich with {items}"),
+    "Breakfast": ("make breakfast: {items}, and put it all on the {serve}",
+                  "prepare breakfast. I want {items}. serve everything on the {serve}",
+                  "let's make breakfast - {items} - everything goes on the {serve}",
+                  "breakfast time! {items}, all on the {serve}"),
+    "pick_and_place": ("put a {x} {prep} the {y}", "place the {x} {prep} the {y}", "move a {x} to the {y}",
+                       "take the {x} and set it {prep} the {y}", "bring a {x} over to the {y}"),
+    "pick_two_and_place": ("put two {xs} {prep} the {y}", "place both {xs} {prep} the {y}",
+                           "move two {xs} to the {y}", "take a pair of {xs} and put them {prep} the {y}"),
+    "look_at_obj_in_light": ("examine the {x} under the {lamp}", "look at a {x} in the light of the {lamp}",
+                             "pick up the {x} and turn on the {lamp} to look at it",
+                             "hold the {x} up to the {lamp}'s light"),
+    "pick_clean_then_place": ("rinse a {x} and put it {prep} the {y}", "clean the {x} and place it {prep} the {y}",
+                              "wash a {x} in the sink, then set it {prep} the {y}",
+                              "put a clean {x} {prep} the {y}"),
+    "pick_heat_then_place": ("heat a {x} and put it {prep} the {y}", "warm up the {x} and place it {prep} the {y}",
+                             "microwave a {x}, then set it {prep} the {y}", "put a hot {x} {prep} the {y}"),
+    "pick_cool_then_place": ("chill a {x} and put it {prep} the {y}", "cool the {x} in the fridge, then place it {prep} the {y}",
+                             "put a cold {x} {prep} the {y}", "refrigerate a {x} and move it to the {y}"),
+    "pick_and_place_with_movable_recep": ("put a {x} in a {m} and set the {m} {prep} the {y}",
+                                          "place the {m} with a {x} in it {prep} the {y}",
+                                          "move a {x} to the {y} using a {m}",
+                                          "put the {x} into a {m}, then put the {m} {prep} the {y}"),
+}
+
+# piecemeal steps the Commander may give one at a time
+STEPS: dict[str, tuple[str, ...]] = {
+    "Coffee": ("grab a mug", "rinse it in the sink if it's dirty", "put it in the coffee machine",
+               "turn the coffee machine on"),
+    "Water Plant": ("find a container", "fill it with water at the sink", "pour the water on the {x}"),
+    "Boil X": ("find a pot", "fill the pot with water", "put the {x} in the pot", "put the pot on the stove",
+               "turn the burner on"),
+    "Plate Of Toast": ("slice the bread with a knife", "toast one slice in the toaster",
+                       "make sure the plate is clean", "put the toast on the plate"),
+    "Clean All X": ("take a {x} to the sink", "rinse it under the faucet", "do the same with the other {xs}"),
+    "N Slices Of X In Y": ("grab a knife", "slice the {x}", "rinse the {y} if it's dirty",
+                           "put {n} slice(s) {prep} the {y}"),
+    "N Cooked Slices Of X In Y": ("grab a knife", "slice the {x}", "cook {n} slice(s) in the microwave or a pan",
+                                  "put them {prep} a clean {y}"),
+    "Put All X On Y": ("find the {xs}", "put each {x} {prep} the {y}"),
+    "Put All X In One Y": ("pick one {y}", "put every {x} {prep} that {y}"),
+    "Salad": ("slice the vegetables with a knife", "make sure the plate is clean", "put {items} on the plate"),
+    "Sandwich": ("slice the bread", "toast two slices", "slice the fillings", "put everything on a clean plate"),
+    "Breakfast": ("let's start with {first}", "then {second}", "put everything on the {serve}"),
+    "pick_and_place": ("pick up a {x}", "put it {prep} the {y}"),
+    "pick_two_and_place": ("grab one {x}", "put it {prep} the {y}", "then do the same with another {x}"),
+    "look_at_obj_in_light": ("pick up the {x}", "turn on the {lamp}"),
+    "pick_clean_then_place": ("pick up the {x}", "rinse it in the sink", "put it {prep} the {y}"),
+    "pick_heat_then_place": ("take the {x}", "heat it in the microwave", "put it {prep} the {y}"),
+    "pick_cool_then_place": ("take the {x}", "put it in the fridge for a bit", "then put it {prep} the {y}"),
+    "pick_and_place_with_movable_recep": ("put the {x} in a {m}", "carry the {m} to the {y}"),
+}
