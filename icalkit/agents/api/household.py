@@ -1,0 +1,246 @@
+"""The ICAL/HELPER household action API that generated programs are written against.
+
+``InteractionObject`` names an object by class (``"Mug"``); the instance is resolved lazily on
+first use: an explicit ``object_instance`` id, else the best matching instance (visible first, then
+seen, not yet used by another variable, nearest). ``parent_object`` picks the slices of a sliced
+parent. Each method compiles to simulator primitives through :class:`ApiRuntime`; interactions
+walk to the object first when it is out of reach.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, ClassVar
+
+from icalkit.agents.api.runtime import ActionFailed, ApiRuntime, ApiUsageError
+from icalkit.envs.household.catalog import OBJECT_TYPES
+from icalkit.envs.household.receptacles import CLOSED_BLOCKS, can_hold
+from icalkit.envs.household.state import SimObject
+
+# attribute name the model uses -> SimObject field
+ATTRIBUTES: dict[str, str] = {
+    "holding": "",  # computed: the agent holds the object
+    "sliced": "is_sliced",
+    "toasted": "is_cooked",
+    "dirty": "is_dirty",
+    "cooked": "is_cooked",
+    "filled": "is_filled",
+    "fillLiquid": "fill_liquid",
+    "toggled": "is_toggled",
+    "open": "is_open",
+}
+CLASS_ALIASES = {"Sink": "SinkBasin", "Bathtub": "BathtubBasin"}
+PUT_DOWN_SURFACES = ("CounterTop", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
+                     "Dresser", "Sofa", "ArmChair", "Bed")
+
+
+def canonical_class(name: Any) -> str:
+    """Catalog type for a class name (aliases like ``Sink`` accepted); raises ApiUsageError."""
+    if not isinstance(name, str):
+        raise ApiUsageError(f"object_class must be a string like 'Mug', got {type(name).__name__}")
+    name = CLASS_ALIASES.get(name, name)
+    if name in OBJECT_TYPES:
+        return name
+    close = difflib.get_close_matches(name, list(OBJECT_TYPES), n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise ApiUsageError(f"There is no object class {name!r}{hint}")
+
+
+class InteractionObject:
+    """An object in the household that the agent can navigate to and interact with."""
+
+    runtime: ClassVar[ApiRuntime]
+    PUBLIC_ATTRIBUTES: ClassVar[frozenset[str]] = frozenset(
+        {"object_class", "object_instance", "parent_object"})
+
+    def __init__(self, object_class: str, object_instance: str | None = None,
+                 parent_object: InteractionObject | str | None = None) -> None:
+        """Name an object by class, optionally by instance id or sliced parent."""
+        self.object_class = canonical_class(object_class)
+        if object_instance is not None and not isinstance(object_instance, str):
+            raise ApiUsageError(f"object_instance must be an id string like 'Mug_2', got "
+                                f"{type(object_instance).__name__}")
+        if parent_object is not None and not isinstance(parent_object, (InteractionObject, str)):
+            raise ApiUsageError("parent_object must be an InteractionObject or an object id")
+        self.object_instance = object_instance
+        self.parent_object = parent_object
+
+    def __repr__(self) -> str:
+        return f"InteractionObject({self.object_class!r}, object_instance={self.object_instance!r})"
+
+    # ------------------------------------------------------------------ resolution
+
+    def _id(self) -> str:
+        return self._resolve().object_id
+
+    def _resolve(self) -> SimObject:
+        world = self.runtime.world
+        if self.object_instance is not None:
+            obj = world.objects.get(self.object_instance)
+            if obj is None:
+                raise ActionFailed(f"The {self.object_class} ({self.object_instance}) no longer "
+                                   f"exists or was never in this room.")
+            return obj
+        candidates = self.runtime.candidates(self.object_class)
+        if self.parent_object is not None:
+            parent_id = self._parent_id()
+            from_parent = [o for o in candidates if o.sliced_from == parent_id]
+            candidates = from_parent or [o for o in candidates if o.sliced_from]
+        if not candidates:
+            raise ActionFailed(f"No {self.object_class} has been found.")
+        obj = candidates[0]
+        self.object_instance = obj.object_id
+        self.runtime.claimed.add(obj.object_id)
+        return obj
+
+    def _parent_id(self) -> str:
+        parent = self.parent_object
+        if isinstance(parent, str):
+            return parent
+        if parent.object_instance is not None:
+            return parent.object_instance
+        return parent._id()
+
+    def _record(self, method: str, *args: Any) -> Any:
+        return self.runtime.call(method, self, args)
+
+    def _api_label(self) -> str:
+        return self.object_instance or self.object_class
+
+    # ------------------------------------------------------------------ actions
+
+    def go_to(self) -> None:
+        """Navigate to the object so that it is in view and within reach."""
+        with self._record("go_to"):
+            self.runtime.navigate_to(self._resolve())
+
+    def pickup(self) -> None:
+        """Pick up the object (the agent's hand must be empty)."""
+        with self._record("pickup"):
+            self.runtime.interact("Pickup", self._resolve())
+
+    def place(self, receptacle: InteractionObject) -> None:
+        """Place the held object in or on the receptacle."""
+        receptacle = _check_object(receptacle, "place")
+        with self._record("place", receptacle):
+            obj = self._resolve()
+            if self.runtime.world.held != obj.object_id:
+                raise ActionFailed(f"You are not holding the {self.object_class}.")
+            self.runtime.interact("Place", receptacle._resolve())
+
+    def pickup_and_place(self, receptacle: InteractionObject) -> None:
+        """Pick up the object (unless held) and place it in or on the receptacle."""
+        receptacle = _check_object(receptacle, "pickup_and_place")
+        with self._record("pickup_and_place", receptacle):
+            if self.runtime.world.held != self._id():
+                self.pickup()
+            self.place(receptacle)
+
+    def put_down(self) -> None:
+        """Put the held object down on a nearby free surface."""
+        with self._record("put_down"):
+            held = self._resolve()
+            if self.runtime.world.held != held.object_id:
+                raise ActionFailed(f"You are not holding the {self.object_class}.")
+            self.runtime.interact("Place", _free_surface(self.runtime, held))
+
+    def open(self) -> None:
+        """Open the object."""
+        with self._record("open"):
+            self.runtime.interact("Open", self._resolve())
+
+    def close(self) -> None:
+        """Close the object."""
+        with self._record("close"):
+            self.runtime.interact("Close", self._resolve())
+
+    def toggle_on(self) -> None:
+        """Turn the object on."""
+        with self._record("toggle_on"):
+            self.runtime.interact("ToggleOn", self._resolve())
+
+    def toggle_off(self) -> None:
+        """Turn the object off."""
+        with self._record("toggle_off"):
+            self.runtime.interact("ToggleOff", self._resolve())
+
+    def slice(self) -> None:
+        """Slice the object (the agent must hold a knife)."""
+        with self._record("slice"):
+            self.runtime.interact("Slice", self._resolve())
+
+    def pour(self, target: InteractionObject) -> None:
+        """Pour the liquid in the held object into the target."""
+        target = _check_object(target, "pour")
+        with self._record("pour", target):
+            if self.runtime.world.held != self._id():
+                raise ActionFailed(f"You must be holding the {self.object_class} to pour it.")
+            self.runtime.interact("Pour", target._resolve())
+
+    def check_attribute(self, attr: str, value: Any) -> bool:
+        """Whether the object's attribute (holding, sliced, dirty, ...) equals the value."""
+        field_name = _attribute(attr)
+        with self._record("check_attribute", attr, value) as record:
+            obj = self._resolve_or_sliced(attr)
+            if obj is None:
+                actual: Any = True
+            elif attr == "holding":
+                actual = self.runtime.world.held == obj.object_id
+            else:
+                actual = getattr(obj, field_name)
+            record.result = actual == value
+            return record.result
+
+    def change_state(self, attr: str, value: Any) -> None:
+        """Record the expected state change (the model's belief); does not act."""
+        _attribute(attr)
+        with self._record("change_state", attr, value):
+            self.runtime.beliefs.append((self.object_instance or self.object_class, attr, value))
+
+    def _resolve_or_sliced(self, attr: str) -> SimObject | None:
+        """The object, or None when it was sliced away (so ``sliced`` reads True)."""
+        oid = self.object_instance
+        if attr == "sliced" and oid is not None and oid not in self.runtime.world.objects:
+            if any(o.sliced_from == oid for o in self.runtime.world.objects.values()):
+                return None
+        return self._resolve()
+
+
+def _attribute(attr: Any) -> str:
+    if attr not in ATTRIBUTES:
+        raise ApiUsageError(f"Unknown attribute {attr!r}; expected one of {', '.join(ATTRIBUTES)}")
+    return ATTRIBUTES[attr]
+
+
+def _check_object(value: Any, method: str) -> InteractionObject:
+    if not isinstance(value, InteractionObject):
+        raise ApiUsageError(f"{method}() expects an InteractionObject, got {type(value).__name__}")
+    return value
+
+
+def _free_surface(runtime: ApiRuntime, held: SimObject) -> SimObject:
+    world = runtime.world
+    visible = set(runtime.sim.visible_objects())
+    options = [o for o in world.objects.values()
+               if o.object_type in PUT_DOWN_SURFACES and can_hold(o.object_type, held.object_type)
+               and len(o.children) < o.type.capacity
+               and not (o.object_type in CLOSED_BLOCKS and not o.is_open)]
+    if not options:
+        raise ActionFailed(f"There is no free surface to put the {held.object_type} down on.")
+    return min(options, key=lambda o: (o.object_id not in visible, world.distance_to(o)))
+
+
+def bind_api(runtime: ApiRuntime) -> type[InteractionObject]:
+    """An ``InteractionObject`` class whose instances act through ``runtime``."""
+    return type("InteractionObject", (InteractionObject,), {"runtime": runtime,
+                                                            "__doc__": InteractionObject.__doc__})
+
+
+def public_methods() -> list[str]:
+    """Names of the API methods a program may call."""
+    return [n for n, v in vars(InteractionObject).items() if callable(v) and not n.startswith("_")]
+
+
+def sandbox_attributes() -> frozenset[str]:
+    """Every attribute name a program may read on an InteractionObject."""
+    return frozenset(public_methods()) | InteractionObject.PUBLIC_ATTRIBUTES

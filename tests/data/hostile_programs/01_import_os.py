@@ -1,0 +1,3 @@
+# expect: refused
+import os
+os.system("echo pwned")

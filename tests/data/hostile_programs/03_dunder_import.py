@@ -1,0 +1,2 @@
+# expect: refused
+m = __import__("os")

@@ -1,0 +1,2 @@
+# expect: refused
+x = ().__class__.__mro__[1].__subclasses__()

@@ -1,0 +1,2 @@
+# expect: refused
+base = ().__class__.__bases__[0]

@@ -1,0 +1,3 @@
+# expect: refused
+for c in object.__subclasses__():
+    print(c)

@@ -1,0 +1,2 @@
+# expect: refused
+g = getattr(print, "__globals__")

@@ -1,0 +1,2 @@
+# expect: refused
+s = "{0.__class__}".format(1)

@@ -1,0 +1,2 @@
+# expect: refused
+eval("1+1")

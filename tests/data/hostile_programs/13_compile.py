@@ -1,0 +1,2 @@
+# expect: refused
+c = compile("1", "x", "eval")

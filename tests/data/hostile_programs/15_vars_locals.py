@@ -1,0 +1,3 @@
+# expect: refused
+v = vars()
+l = locals()

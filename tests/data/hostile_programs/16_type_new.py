@@ -1,0 +1,2 @@
+# expect: refused
+T = type("T", (), {})

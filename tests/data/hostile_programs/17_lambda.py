@@ -1,0 +1,3 @@
+# expect: refused
+f = lambda: 1
+f()

@@ -1,0 +1,3 @@
+# expect: refused
+class Evil:
+    pass

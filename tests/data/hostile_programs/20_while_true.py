@@ -1,0 +1,3 @@
+# expect: limit
+while True:
+    pass

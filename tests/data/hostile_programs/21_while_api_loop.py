@@ -1,0 +1,4 @@
+# expect: limit
+mug = InteractionObject("Mug")
+while True:
+    mug.check_attribute("dirty", True)

@@ -1,0 +1,2 @@
+# expect: limit
+x = "a" * 10**10

@@ -1,0 +1,3 @@
+# expect: refused
+if True:
+mug = InteractionObject("Mug")

@@ -1,0 +1,2 @@
+# expect: refused
+mug = InteractionObjekt("Mug")

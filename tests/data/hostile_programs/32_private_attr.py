@@ -1,0 +1,3 @@
+# expect: refused
+mug = InteractionObject("Mug")
+mug._runtime.world

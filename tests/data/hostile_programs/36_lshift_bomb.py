@@ -1,0 +1,2 @@
+# expect: limit
+x = 1 << 10**12

@@ -1,0 +1,2 @@
+# expect: limit
+x = list(range(10**12))

@@ -1,0 +1,3 @@
+# expect: refused
+if (n := 10):
+    pass

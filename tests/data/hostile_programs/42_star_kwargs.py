@@ -1,0 +1,2 @@
+# expect: refused
+mug = InteractionObject(**{"object_class": "Mug"})

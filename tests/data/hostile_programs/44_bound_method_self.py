@@ -1,0 +1,4 @@
+# expect: limit
+mug = InteractionObject("Mug")
+m = [mug.pickup]
+x = m[0].pickup

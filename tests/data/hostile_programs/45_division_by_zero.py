@@ -1,0 +1,2 @@
+# expect: error
+x = 1 / 0

@@ -1,0 +1,5 @@
+# expect: error
+a = []
+for i in range(50000):
+    a = [a]
+print(a)

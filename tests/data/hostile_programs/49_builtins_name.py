@@ -1,0 +1,2 @@
+# expect: refused
+b = __builtins__

@@ -1,0 +1,2 @@
+# expect: refused
+x = input("password: ")

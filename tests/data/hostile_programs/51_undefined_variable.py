@@ -1,0 +1,3 @@
+# expect: error
+mug = InteractionObject("Mug")
+knife.pickup()

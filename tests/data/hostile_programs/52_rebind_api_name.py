@@ -1,0 +1,3 @@
+# expect: refused
+InteractionObject = print
+InteractionObject("x")
