@@ -335,7 +335,7 @@ def test_executor_accepts_the_gym_env() -> None:
 
 
 def test_model_answer_formats_are_accepted(kitchen: World) -> None:
-    from icalkit.agents.executor import extract_code
+    from icalkit.agents.parsing import extract_code
 
     answer = "Here is the plan:\n```python\nmug = InteractionObject('Mug')\nmug.go_to()\n```\nDone."
     assert extract_code(answer) == "mug = InteractionObject('Mug')\nmug.go_to()\n"

@@ -9,7 +9,6 @@ remaining, and the final goal-condition progress.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,13 +22,13 @@ from icalkit.agents.api.runtime import (
     ApiUsageError,
     BudgetExceeded,
 )
+from icalkit.agents.parsing import extract_code
 from icalkit.agents.sandbox import Sandbox, SandboxLimits, SandboxResult
 from icalkit.envs.household.simulator import Simulator
 from icalkit.envs.household.tasks.checker import GoalResult, check_goal
 from icalkit.envs.household.tasks.task import Task
 
 MODES = ("python", "flat")
-_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass
@@ -167,12 +166,6 @@ class Executor:
             finally:
                 self.runtime.line_override = None
         return text, None
-
-
-def extract_code(text: str) -> str:
-    """The program inside a model answer: the first fenced code block, else the whole text."""
-    match = _FENCE.search(text)
-    return match.group(1) if match else text
 
 
 def _simulator_of(env: Any) -> Simulator:
