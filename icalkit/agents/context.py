@@ -1,0 +1,76 @@
+"""What planners and the ICAL loop show a model: task text, (filtered) object state, examples.
+
+One place for turning a task and a world into prompt text, shared by ICAL learning, the
+deployment planner and P-RAG, so that learning and deployment see the same format.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from icalkit.envs.household.observe import object_state_dict
+from icalkit.envs.household.state import World
+from icalkit.envs.household.tasks.task import Task
+
+_FIXED_CONTEXT = ("SinkBasin", "Faucet", "Fridge", "Microwave", "Toaster", "CoffeeMachine", "StoveBurner",
+                  "StoveKnob", "CounterTop", "DiningTable")
+
+
+def task_text(task: Task, use_dialogue: bool = True) -> str:
+    """The task as the model sees it: the dialogue (TEACh style) or the goal sentence."""
+    if use_dialogue and task.dialogue:
+        return task.dialogue_text()
+    return task.instruction
+
+
+def full_state(world: World) -> dict[str, dict]:
+    """Attribute dicts of every object that is not inside a closed container or held."""
+    return object_state_dict(world, list(world.objects))
+
+
+def relevant_types(task: Task, program: str = "") -> set[str]:
+    """Object types the task mentions (its parameters and required objects) or a program names."""
+    words = set(re.findall(r"[A-Z][A-Za-z]+", " ".join(map(str, task.params.values()))))
+    words |= set(task.required_objects)
+    words |= set(re.findall(r"InteractionObject\(\s*['\"]([A-Za-z]+)['\"]", program))
+    words |= {w + "Sliced" for w in list(words)}
+    return words
+
+
+def filtered_state(world: World, task: Task, program: str = "", limit: int = 25) -> dict[str, dict]:
+    """ICAL's abstracted state: only the task-relevant objects (plus the key appliances)."""
+    wanted = relevant_types(task, program) | set(_FIXED_CONTEXT)
+    state = {oid: attrs for oid, attrs in full_state(world).items() if attrs.get("label") in wanted}
+    return dict(list(state.items())[:limit])
+
+
+def state_text(state: dict[str, dict]) -> str:
+    """Compact one-line-per-object rendering of an attribute-dict state."""
+    lines = []
+    for oid, attrs in state.items():
+        parts = [f"{k}={v}" for k, v in attrs.items() if k != "label" and v not in (None, False, "")]
+        lines.append(f"{oid}: " + (", ".join(parts) if parts else "-"))
+    return "\n".join(lines)
+
+
+def format_example(example: Any, index: int | None = None) -> str:
+    """One learned example as in-context text (instruction, state, summary, plan, program)."""
+    head = f"Example {index}" if index is not None else "Example"
+    plan = "\n".join(f"{k + 1}. {step}" for k, step in enumerate(example.plan))
+    return (f"### {head}\nInstruction: {example.instruction_text()}\n"
+            f"Abstracted State:\n{example.state_text()}\n"
+            f"Summary: {example.summary}\nPlan:\n{plan}\n"
+            f"Program:\n```python\n{(example.revised_program or example.demo_program).strip()}\n```")
+
+
+def format_examples(examples: Sequence[Any]) -> str:
+    """Several examples, numbered; a clear placeholder when there are none."""
+    if not examples:
+        return "(no examples yet)"
+    return "\n\n".join(format_example(e, k + 1) for k, e in enumerate(examples))
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))
