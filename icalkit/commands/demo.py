@@ -10,7 +10,8 @@ HELP = """icalkit demo — a short end-to-end run of the pipeline on the embedde
 
 Stage 1: generates a few tasks, runs the expert and the noisy demonstrator, saves the
 demonstrations (JSONL + Hugging Face datasets), writes a few frames as PNG and prints a
-per-task-type table. Later stages are added here as they land.
+per-task-type table.
+Stage 2: executes a program step by step in the sandbox and prints the feedback of each attempt.
 
 Example:
   icalkit demo out_dir=runs/demo demos.n_per_type=2
@@ -29,5 +30,9 @@ def run(cfg: Config) -> int:
     cfg.demos.out_dir = f"{cfg.out_dir}/demos"
     print("== stage 1: demonstrations ==")
     demos_cmd.run(cfg.demos)
+    print("\n== stage 2: a program executed step by step, with feedback ==")
+    from icalkit.agents.executor_demo import run_demo
+
+    run_demo()
     print(f"\nall outputs under {cfg.out_dir}")
     return 0
