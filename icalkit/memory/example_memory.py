@@ -1,0 +1,276 @@
+"""ICAL example memory: durable examples + FAISS retrieval with the aggregated multi-signal score.
+
+ICAL scores a stored example ``e`` for a query ``q`` by
+
+    s(e) = λ_I · <q_instr, e_instr> + λ_text · <q_text, e_text> + λ_vis · <q_vis, e_vis>
+
+with unit vectors from the text embedder (instruction, textual state) and the image embedder
+(visual state). Because ``s`` is linear, it is *exactly* an inner product between the stored
+concatenation ``[e_instr, e_text, e_vis]`` and the weighted query ``[λ_I q_instr, λ_text q_text,
+λ_vis q_vis]``. The memory therefore keeps one FAISS index over the concatenated vectors and
+searches it with the weighted query: with the default ``flat`` index the top-k is exact for any
+weights (given per query if wanted); ``hnsw`` / ``ivf`` are approximate nearest-neighbour
+searches of the same score (their recall is measured in tests and benchmarks). A missing signal
+(an example stored without a frame, or a query without one) contributes 0 to the score.
+
+Filters (exclude task ids, allow-list of task types) are applied inside the search, not after it,
+so they never shrink the result below k when k examples pass them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from icalkit.memory.embed import Embedder
+from icalkit.memory.example import Example, format_state
+from icalkit.memory.index import VectorIndex
+from icalkit.memory.store import ExampleStore, MixedEmbedderError
+
+SIGNALS = ("instruction", "text_state", "visual_state")
+
+
+class EmptyMemoryError(LookupError):
+    """Retrieval from a memory with no (matching) examples."""
+
+
+class Retrieved(NamedTuple):
+    """One retrieval result: the example, its aggregated score and the per-signal similarities.
+
+    ``signal_scores`` holds the raw (unweighted) cosine similarity of every signal present in
+    both the query and the example.
+    """
+
+    example: Example
+    score: float
+    signal_scores: dict[str, float]
+
+
+class ExampleMemory:
+    """Durable example memory with aggregated-score retrieval.
+
+    Args:
+        path: SQLite file of the memory (created if missing).
+        text_embedder: embeds instructions and textual states.
+        image_embedder: embeds frames (visual state); ``None`` = no visual signal.
+        weights: (λ_instruction, λ_text_state, λ_visual_state), non-negative, not all zero.
+        index_kind: "flat" (exact), "hnsw" or "ivf"; extra settings in ``index_params``.
+        index_params: keyword arguments of :class:`~icalkit.memory.index.VectorIndex`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        text_embedder: Embedder,
+        image_embedder: Embedder | None = None,
+        weights: Sequence[float] = (1.0, 1.0, 1.0),
+        index_kind: str = "flat",
+        index_params: dict[str, Any] | None = None,
+    ):
+        self.weights = _check_weights(weights)
+        self.text_embedder, self.image_embedder = text_embedder, image_embedder
+        self.embedders: dict[str, Embedder] = {"instruction": text_embedder, "text_state": text_embedder}
+        if image_embedder is not None:
+            self.embedders["visual_state"] = image_embedder
+        self.signals = [s for s in SIGNALS if s in self.embedders]
+        dims = [self.embedders[s].dim for s in self.signals]
+        offsets = np.cumsum([0, *dims])
+        self._blocks = {s: slice(int(offsets[i]), int(offsets[i + 1])) for i, s in enumerate(self.signals)}
+        self.store = ExampleStore(path)
+        self.store.check_embedders(self.embedder_tags())
+        self.index = VectorIndex(int(offsets[-1]), kind=index_kind, **(index_params or {}))
+        self._ids = np.zeros(0, np.int64)
+        self._task_ids = np.zeros(0, object)
+        self._task_types = np.zeros(0, object)
+        self._last_id = 0
+        self._lock = threading.Lock()
+
+    def embedder_tags(self) -> dict[str, tuple[str, int]]:
+        """``{signal: (embedder_name, dim)}`` of this memory."""
+        return {s: (e.name, e.dim) for s, e in self.embedders.items()}
+
+    def __len__(self) -> int:
+        return self.store.count()
+
+    # -- adding ------------------------------------------------------------------------------
+    def add(self, example: Example, frame: np.ndarray | None = None) -> int:
+        """Embed and store one example (one transaction); return its record id."""
+        return self.add_many([example], None if frame is None else [frame])[0]
+
+    def add_many(self, examples: Sequence[Example], frames: Sequence[np.ndarray | None] | None = None) -> list[int]:
+        """Embed a batch of examples (frames optional, aligned) and store each in its own transaction."""
+        if frames is not None and len(frames) != len(examples):
+            raise ValueError(f"got {len(frames)} frames for {len(examples)} examples")
+        if not examples:
+            return []
+        instr = self.text_embedder.embed_text([e.instruction_text() for e in examples])
+        state = self.text_embedder.embed_text([e.state_text() for e in examples])
+        visual: dict[int, np.ndarray] = {}
+        if frames is not None and any(f is not None for f in frames):
+            if self.image_embedder is None:
+                raise ValueError("frames given but this memory has no image embedder")
+            which = [i for i, f in enumerate(frames) if f is not None]
+            visual = dict(zip(which, self.image_embedder.embed_image([frames[i] for i in which]), strict=True))
+        ids = []
+        for i, ex in enumerate(examples):
+            vecs = {"instruction": instr[i], "text_state": state[i]}
+            if i in visual:
+                vecs["visual_state"] = visual[i]
+            tagged = {s: (self.embedders[s].name, v) for s, v in vecs.items()}
+            ids.append(self.store.add_example(ex, tagged))
+        return ids
+
+    def get(self, example_id: str) -> Example:
+        """Stored example by id (``KeyError`` if absent)."""
+        return self.store.get_example(example_id)
+
+    def __iter__(self) -> Iterable[Example]:
+        return iter(self.store)
+
+    # -- index maintenance -------------------------------------------------------------------
+    def refresh(self) -> int:
+        """Add records written since the last refresh (by any thread/process) to the index."""
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> int:
+        upto = self.store.max_id()
+        if upto <= self._last_id:
+            return 0
+        ids, task_ids, task_types = self.store.tags(self._last_id)
+        keep = ids <= upto
+        ids, task_ids, task_types = ids[keep], task_ids[keep], task_types[keep]
+        joint = np.zeros((len(ids), self.index.dim), np.float32)
+        for signal in self.signals:
+            sv = self.store.vectors(signal, self._last_id, upto)
+            if len(sv.record_ids) == 0:
+                continue
+            rows = np.searchsorted(ids, sv.record_ids)
+            joint[rows, self._blocks[signal]] = sv.vectors
+        self.index.add(joint)
+        self._ids = np.concatenate([self._ids, ids])
+        self._task_ids = np.concatenate([self._task_ids, task_ids])
+        self._task_types = np.concatenate([self._task_types, task_types])
+        self._last_id = upto
+        return len(ids)
+
+    # -- retrieval ---------------------------------------------------------------------------
+    def embed_query(self, instruction: str, text_state: str | dict, frame: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Per-signal unit query vectors (``visual_state`` only when a frame and image embedder exist)."""
+        out = {
+            "instruction": self.text_embedder.embed_text([instruction])[0],
+            "text_state": self.text_embedder.embed_text([format_state(text_state)])[0],
+        }
+        if frame is not None:
+            if self.image_embedder is None:
+                raise ValueError("query frame given but this memory has no image embedder")
+            out["visual_state"] = self.image_embedder.embed_image([frame])[0]
+        return out
+
+    def retrieve(
+        self,
+        query_instruction: str,
+        query_text_state: str | dict,
+        query_frame: np.ndarray | None = None,
+        k: int = 5,
+        exclude_task_ids: Iterable[str] = (),
+        task_types: Iterable[str] | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> list[Retrieved]:
+        """Top-k examples by the aggregated score, best first.
+
+        Args:
+            query_instruction: instruction (or dialogue text) of the current task.
+            query_text_state: current object state (dict, see :func:`format_state`) or its text.
+            query_frame: current RGB frame (HxWx3 uint8) for the visual signal.
+            k: number of results (fewer only if fewer examples pass the filters).
+            exclude_task_ids: task ids never returned (e.g. the query's own task).
+            task_types: if given, only examples of these task types are returned.
+            weights: per-query override of (λ_I, λ_text, λ_vis).
+
+        Raises:
+            EmptyMemoryError: the memory is empty or no example passes the filters.
+        """
+        query = self.embed_query(query_instruction, query_text_state, query_frame)
+        return self.retrieve_vectors(query, k, exclude_task_ids, task_types, weights)
+
+    def retrieve_vectors(
+        self,
+        query: dict[str, np.ndarray],
+        k: int = 5,
+        exclude_task_ids: Iterable[str] = (),
+        task_types: Iterable[str] | None = None,
+        weights: Sequence[float] | None = None,
+        embedder_names: dict[str, str] | None = None,
+    ) -> list[Retrieved]:
+        """Like :meth:`retrieve` with precomputed per-signal query vectors.
+
+        ``embedder_names`` (``{signal: name}``), when given, must match this memory's embedders.
+        """
+        self._check_query(query, embedder_names)
+        lam = dict(zip(SIGNALS, _check_weights(weights) if weights is not None else self.weights, strict=True))
+        joint = np.zeros((1, self.index.dim), np.float32)
+        for signal, vec in query.items():
+            joint[0, self._blocks[signal]] = lam[signal] * vec
+        with self._lock:  # FAISS must not search while another thread adds to the index
+            self._refresh()
+            if self.index.ntotal == 0:
+                raise EmptyMemoryError(f"example memory {self.store.path} is empty: add examples before retrieving")
+            allowed = self._allowed(exclude_task_ids, task_types)
+            scores, pos = self.index.search(joint, k, allowed)
+            results = []
+            for score, p in zip(scores[0], pos[0], strict=True):
+                if p < 0:
+                    continue
+                row = self.index.data[p]
+                per = {s: float(row[self._blocks[s]] @ query[s]) for s in query if np.any(row[self._blocks[s]])}
+                results.append((int(self._ids[p]), float(score), per))
+        examples = self.store.examples([r[0] for r in results])
+        return [Retrieved(ex, score, per) for ex, (_, score, per) in zip(examples, results, strict=True)]
+
+    def _check_query(self, query: dict[str, np.ndarray], embedder_names: dict[str, str] | None) -> None:
+        for signal, vec in query.items():
+            if signal not in self._blocks:
+                raise ValueError(f"query signal {signal!r} not in this memory's signals {self.signals}")
+            want = self.embedders[signal]
+            if embedder_names and signal in embedder_names and embedder_names[signal] != want.name:
+                raise MixedEmbedderError(
+                    f"query {signal!r} vector comes from embedder {embedder_names[signal]!r}, "
+                    f"but memory {self.store.path} uses {want.name!r}"
+                )
+            if np.shape(vec) != (want.dim,):
+                raise MixedEmbedderError(
+                    f"query {signal!r} vector has shape {np.shape(vec)}, memory expects ({want.dim},) "
+                    f"from embedder {want.name!r}"
+                )
+
+    def _allowed(self, exclude_task_ids: Iterable[str], task_types: Iterable[str] | None) -> np.ndarray | None:
+        if isinstance(exclude_task_ids, str) or isinstance(task_types, str):
+            raise ValueError("exclude_task_ids and task_types must be lists of strings, not a single str")
+        exclude = list(exclude_task_ids)
+        if not exclude and task_types is None:
+            return None
+        mask = np.ones(len(self._ids), dtype=bool)
+        if exclude:
+            mask &= ~np.isin(self._task_ids, exclude)
+        if task_types is not None:
+            mask &= np.isin(self._task_types, list(task_types))
+        if not mask.any():
+            raise EmptyMemoryError(
+                f"none of the {len(mask)} examples in {self.store.path} passes the filters "
+                f"(exclude_task_ids={exclude}, task_types={None if task_types is None else list(task_types)})"
+            )
+        return mask
+
+
+def _check_weights(weights: Sequence[float]) -> tuple[float, float, float]:
+    w = tuple(float(x) for x in weights)
+    if len(w) != 3 or any(not np.isfinite(x) or x < 0 for x in w) or sum(w) == 0:
+        raise ValueError(
+            f"weights must be 3 finite non-negative numbers (λ_instruction, λ_text, λ_visual), not all 0; got {weights}"
+        )
+    return w  # type: ignore[return-value]
