@@ -135,7 +135,7 @@ def from_dict(cls: type[T], data: dict, prefix: str = "") -> T:
         kwargs[name] = _coerce(value, hints[name], where)
     try:
         obj = cls(**kwargs)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"{prefix or cls.__name__}: {exc}") from exc
     validate = getattr(obj, "validate", None)
     if callable(validate):

@@ -29,7 +29,7 @@ ATTRIBUTES: dict[str, str] = {
     "toggled": "is_toggled",
     "open": "is_open",
 }
-CLASS_ALIASES = {"Sink": "SinkBasin", "Bathtub": "BathtubBasin"}
+CLASS_ALIASES = {"Sink": "SinkBasin", "BathtubBasin": "Bathtub"}  # AI2-THOR names -> catalog names
 PUT_DOWN_SURFACES = ("CounterTop", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
                      "Dresser", "Sofa", "ArmChair", "Bed")
 

@@ -1,0 +1,361 @@
+"""ICAL learning (Algorithm S1 of Sarch et al. 2024): noisy demonstrations -> a memory of examples.
+
+For every demonstration (its noisy program, from :func:`~icalkit.data_gen.programs.trajectory_to_program`):
+
+1. **Abstraction**: the model revises the program and writes language abstractions (summary,
+   abstracted state, plan, abstraction comments, ``change_state`` predictions), given the task,
+   the task-relevant state and the top-k examples retrieved from the memory learned so far.
+2. **Human-in-the-loop**: the revised program runs in a freshly reset env; on failure, feedback
+   (simulated from the executor, or a person's) goes to the update prompt, which explains the
+   error and revises program and abstractions; until success, ``n_feedbacks`` rounds, or the
+   same feedback twice in a row.
+3. **Save**: successful examples enter the :class:`~icalkit.memory.ExampleMemory` with
+   provenance and the observed attribute changes; failures are skipped or, with ``relabel``,
+   relabeled as what the partial execution achieved.
+
+Ablations: ``abstraction=False`` (the raw program + HITL), ``hitl=False`` (abstraction only),
+``raw_demos=True`` (store unprocessed demonstrations, no LLM call: the baseline memory).
+Every processed demo appends one line to ``results.jsonl``; a re-run skips those demos.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from icalkit.agents.api.docs import api_documentation
+from icalkit.agents.context import (
+    filtered_state,
+    format_example,
+    format_examples,
+    full_state,
+    state_text,
+    task_text,
+)
+from icalkit.agents.executor import ExecutorLimits
+from icalkit.agents.feedback import program_feedback
+from icalkit.data_gen.demos import read_episodes
+from icalkit.data_gen.ical_steps import (
+    Abstraction,
+    Execution,
+    LLMUsage,
+    Prompter,
+    changes_text,
+    execute,
+    parse_abstraction,
+    parse_relabel,
+    parse_update,
+    truncate_lines,
+)
+from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.task import Task
+from icalkit.memory.example import Example, ExampleStats, Provenance
+
+FeedbackFn = Callable[[Execution, Any], str]
+STATUSES = ("learned", "relabeled", "failed", "parse_failed", "skipped_empty")
+
+
+@dataclass
+class ICALSettings:
+    """Knobs of the loop (plain values; the command's config builds this).
+
+    Attributes:
+        n_feedbacks: most feedback/update rounds per demonstration (ICAL: 5).
+        abstraction: run the abstraction phase (False: start HITL from the raw program).
+        hitl: run the human-in-the-loop phase (False: keep the abstraction if it executes).
+        raw_demos: store unprocessed demonstrations, no LLM call (baseline memory).
+        relabel: relabel failed examples with what the partial execution achieved.
+        k: examples retrieved per prompt.
+        use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
+        max_program_chars / max_example_chars / max_state_objects: prompt size limits.
+        source: provenance source of the demonstrations (kinesthetic, visual-idm, agent).
+    """
+
+    n_feedbacks: int = 5
+    abstraction: bool = True
+    hitl: bool = True
+    raw_demos: bool = False
+    relabel: bool = False
+    k: int = 2
+    use_dialogue: bool = True
+    max_program_chars: int = 2500
+    max_example_chars: int = 1500
+    max_state_objects: int = 20
+    source: str = "kinesthetic"
+
+    def mode(self) -> str:
+        """Short name of the ablation (part of example ids, so modes never collide)."""
+        if self.raw_demos:
+            return "raw"
+        return f"ical{'' if self.abstraction else '-noabs'}{'' if self.hitl else '-nohitl'}"
+
+
+@dataclass
+class DemoResult:
+    """One line of ``results.jsonl``: what happened to one demonstration.
+
+    ``status`` is one of :data:`STATUSES`; ``success``: the final program solved the task;
+    ``raw_success``: replaying the noisy program did; ``first_attempt_success``: the abstraction's
+    program did before any feedback; ``attempts``: executions; ``feedbacks``: update rounds;
+    ``model_state``: the model's abstracted-state text; ``last_output``: the last raw model answer
+    (for inspection); ``usage``: :class:`~icalkit.data_gen.ical_steps.LLMUsage` counters.
+    """
+
+    demo_id: str
+    task_id: str
+    task_type: str
+    status: str
+    success: bool = False
+    raw_success: bool = False
+    first_attempt_success: bool = False
+    attempts: int = 0
+    feedbacks: int = 0
+    stop_reason: str = ""
+    env_steps: int = 0
+    wall_s: float = 0.0
+    example_id: str = ""
+    error: str = ""
+    prompt_ids: list[str] = field(default_factory=list)
+    model_state: str = ""
+    last_output: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+class ICALLearner:
+    """Runs ICAL on demonstrations, adding examples to ``memory``.
+
+    Args:
+        env: a household env (reset per execution).
+        memory: the :class:`~icalkit.memory.ExampleMemory` to grow.
+        prompter: LLM + templates (None only with ``settings.raw_demos``).
+        settings: loop settings.
+        feedback_fn: ``(execution, env) -> text``; default: simulated executor feedback.
+        limits: executor limits.
+    """
+
+    def __init__(self, env: Any, memory: Any, prompter: Prompter | None, settings: ICALSettings,
+                 feedback_fn: FeedbackFn | None = None, limits: ExecutorLimits | None = None) -> None:
+        if prompter is None and not settings.raw_demos:
+            raise ValueError("ICAL needs an LLM prompter unless raw_demos=True")
+        self.env, self.memory, self.prompter, self.settings = env, memory, prompter, settings
+        self.feedback_fn = feedback_fn or (lambda ex, env: program_feedback(ex.trace))
+        self.limits = limits
+        self.api = api_documentation()
+        self.model = getattr(getattr(prompter, "llm", None), "model_name", "") if prompter else ""
+
+    # -- one demonstration -------------------------------------------------------------------
+    def learn(self, episode: dict) -> DemoResult:
+        """Process one demonstration episode (never raises for model output problems)."""
+        start = time.perf_counter()
+        task = Task.from_dict(episode["task"])
+        world = build_world(task)
+        demo_program = trajectory_to_program(world, episode["steps"])
+        res = DemoResult(episode["episode_id"], task.task_id, task.task_type, "skipped_empty")
+        usage = LLMUsage()
+        if demo_program.strip():
+            if self.prompter is not None:
+                self.prompter.last_output = ""
+            self._learn(task, world, demo_program, episode["episode_id"], res, usage)
+            res.last_output = self.prompter.last_output[:2000] if self.prompter is not None else ""
+        res.usage, res.wall_s = asdict(usage), time.perf_counter() - start
+        return res
+
+    def _learn(self, task: Task, world: Any, demo_program: str, demo_id: str, res: DemoResult,
+               usage: LLMUsage) -> None:
+        s = self.settings
+        raw = execute(self.env, task, demo_program, self.limits)
+        res.raw_success = raw.success  # replaying the noisy program: the baseline of ICAL's Figure 4
+        state = filtered_state(world, task, demo_program, limit=s.max_state_objects)
+        frame = raw.frame if getattr(self.env, "render_obs", False) else None
+        if s.raw_demos:
+            abst = Abstraction(program=demo_program)
+            res.attempts, res.success, res.first_attempt_success = 1, raw.success, raw.success
+            res.env_steps = raw.trace.steps
+            self._save(task, world, state, demo_program, abst, raw, [], res, demo_id, frame)
+            return
+        instruction = task_text(task, s.use_dialogue)
+        values = {"api": self.api, "instruction": instruction, "state": state_text(state),
+                  "examples": self._examples(task, instruction, state, frame)}
+        if s.abstraction:
+            asked = self.prompter.ask("ical_abstraction", parse_abstraction, usage, **values,
+                                      program=truncate_lines(demo_program, s.max_program_chars))
+            res.prompt_ids.append(asked.prompt_id)
+            if not asked.ok:
+                res.status, res.error = "parse_failed", asked.error
+                return
+            abst = asked.value
+            res.model_state = abst.abstracted_state
+        else:
+            abst = Abstraction(program=demo_program)
+        run = execute(self.env, task, abst.program, self.limits)
+        res.attempts, res.env_steps = 1, run.trace.steps
+        res.first_attempt_success = run.success
+        history: list[dict[str, Any]] = []
+        if s.hitl:
+            abst, run = self._hitl(task, values, abst, run, history, res, usage)
+        res.success = run.success
+        if run.success:
+            self._save(task, world, state, demo_program, abst, run, history, res, demo_id, frame)
+        elif s.relabel:
+            self._relabel(task, world, state, demo_program, abst, run, history, res, usage, demo_id, frame)
+        else:
+            res.status = "failed"
+            res.error = res.error or program_feedback(run.trace)
+
+    def _hitl(self, task: Task, values: dict, abst: Abstraction, run: Execution, history: list,
+              res: DemoResult, usage: LLMUsage) -> tuple[Abstraction, Execution]:
+        """Feedback -> update -> execute, until success, the budget, or a repeated error."""
+        while not run.success:
+            if res.feedbacks >= self.settings.n_feedbacks:
+                res.stop_reason = "feedback budget"
+                break
+            feedback = self.feedback_fn(run, self.env)
+            if history and feedback == history[-1]["feedback"]:
+                res.stop_reason = "repeated error"
+                break
+            history.append({"attempt": res.attempts, "feedback": feedback, "program": run.trace.program})
+            res.feedbacks += 1
+            asked = self.prompter.ask("ical_update", lambda text, prev=abst: parse_update(text, prev), usage,
+                                      **values, feedback=feedback, abstractions=abst.notes(),
+                                      program=truncate_lines(abst.program, self.settings.max_program_chars))
+            if asked.prompt_id not in res.prompt_ids:
+                res.prompt_ids.append(asked.prompt_id)
+            if not asked.ok:
+                history[-1]["update_error"] = asked.error
+                res.stop_reason, res.error = "update parse failure", asked.error
+                break
+            abst = asked.value
+            history[-1]["explanation"] = abst.explanation
+            run = execute(self.env, task, abst.program, self.limits)
+            res.attempts += 1
+            res.env_steps += run.trace.steps
+        if run.success:
+            res.stop_reason = "success"
+        return abst, run
+
+    def _relabel(self, task: Task, world: Any, state: dict, demo_program: str, abst: Abstraction,
+                 run: Execution, history: list, res: DemoResult, usage: LLMUsage, demo_id: str,
+                 frame: Any) -> None:
+        """ICAL relabeling: describe what the completed part of the program achieved."""
+        failure = run.trace.failure
+        program = failure.completed if failure is not None else run.trace.program
+        if "InteractionObject(" not in program or not run.changes:
+            res.status, res.error = "failed", "nothing to relabel: the program changed nothing"
+            return
+        asked = self.prompter.ask("ical_relabel", parse_relabel, usage, instruction=task.instruction,
+                                  program=truncate_lines(program, self.settings.max_program_chars),
+                                  changes=changes_text(run.changes))
+        res.prompt_ids.append(asked.prompt_id)
+        if not asked.ok:
+            res.status, res.error = "failed", f"relabel: {asked.error}"
+            return
+        new = asked.value
+        relabeled = Abstraction(program=program, summary=new["summary"], plan=new["plan"],
+                                comments=abst.comments, explanation=abst.explanation)
+        task_copy = Task.from_dict({**task.to_dict(), "instruction": new["instruction"], "dialogue": []})
+        self._save(task_copy, world, state, demo_program, relabeled, run, history, res, demo_id, frame,
+                   relabeled=True)
+
+    # -- retrieval and saving ----------------------------------------------------------------
+    def _examples(self, task: Task, instruction: str, state: dict, frame: Any) -> str:
+        """Top-k successful examples from the memory learned so far, as prompt text."""
+        from icalkit.memory.example_memory import EmptyMemoryError
+
+        k = self.settings.k
+        if k <= 0 or len(self.memory) == 0:
+            return format_examples([])
+        try:
+            found = self.memory.retrieve(instruction, state, frame if self._visual() else None,
+                                         k=2 * k, exclude_task_ids=[task.task_id])
+        except EmptyMemoryError:
+            return format_examples([])
+        good = [r.example for r in found if r.example.success][:k]
+        if not good:
+            return format_examples([])
+        return "\n\n".join(truncate_lines(format_example(e, i + 1), self.settings.max_example_chars, marker="...")
+                           for i, e in enumerate(good))
+
+    def _visual(self) -> bool:
+        return getattr(self.memory, "image_embedder", None) is not None and getattr(self.env, "render_obs", False)
+
+    def _save(self, task: Task, world: Any, state: dict, demo_program: str, abst: Abstraction,
+              run: Execution, history: list, res: DemoResult, demo_id: str, frame: Any,
+              relabeled: bool = False) -> None:
+        s = self.settings
+        example_id = hashlib.sha256(f"{s.mode()}|{demo_id}".encode()).hexdigest()[:32]
+        example = Example(
+            task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
+            dialogue=[f"{who}: {text}" for who, text in task.dialogue],
+            initial_state=full_state(world), filtered_state=state, demo_program=demo_program,
+            revised_program="" if s.raw_demos else abst.program, summary=abst.summary, plan=abst.plan,
+            explanation=abst.explanation, predicted_state_changes=abst.predicted_state_changes,
+            observed_changes=run.changes, abstraction_comments=abst.comments, feedback_history=history,
+            success=bool(run.success or relabeled),
+            stats=ExampleStats(env_steps=res.env_steps, attempts=res.attempts, resets=res.attempts),
+            provenance=Provenance(source="raw-demo" if s.raw_demos else s.source, model=self.model,
+                                  prompt_version="+".join(res.prompt_ids), demo_id=demo_id),
+            relabeled=relabeled, example_id=example_id)
+        try:
+            self.memory.get(example_id)  # already stored by a run killed before its result line
+        except KeyError:
+            self.memory.add(example, frame if self._visual() else None)
+        res.status = "relabeled" if relabeled else "learned"
+        res.example_id = example_id
+
+
+# -- the resumable loop ------------------------------------------------------------------------
+def read_results(path: str | Path) -> list[dict]:
+    """Records of ``results.jsonl`` (a truncated last line from a kill is ignored)."""
+    return read_episodes(path)
+
+
+def _drop_partial_line(path: Path) -> None:
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def select_episodes(episodes: Iterable[dict], demonstrators: Iterable[str] = ("noisy",),
+                    task_types: Iterable[str] | None = None, limit: int | None = None) -> list[dict]:
+    """Episodes of the given demonstrators (and task types), at most ``limit``."""
+    who, types = set(demonstrators), set(task_types) if task_types else None
+    out = [ep for ep in episodes if ep["demonstrator"] in who and (types is None or ep["task"]["task_type"] in types)]
+    return out[:limit] if limit else out
+
+
+def run_ical(learner: ICALLearner, episodes: list[dict], out_dir: str | Path, progress: bool = True,
+             on_result: Callable[[dict], None] | None = None) -> list[dict]:
+    """Process ``episodes`` in order, appending to ``out_dir/results.jsonl`` after each.
+
+    Demos already in ``results.jsonl`` are skipped (resumption). Returns all records, old and new.
+    """
+    from tqdm.auto import tqdm
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.jsonl"
+    records = read_results(path)
+    _drop_partial_line(path)
+    done = {r["demo_id"] for r in records}
+    todo = [ep for ep in episodes if ep["episode_id"] not in done]
+    bar = tqdm(total=len(episodes), initial=len(episodes) - len(todo), disable=not progress, desc="ical")
+    with open(path, "a") as fh:
+        for ep in todo:
+            record = asdict(learner.learn(ep))
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            records.append(record)
+            learned = sum(r["status"] in ("learned", "relabeled") for r in records)
+            bar.update(1)
+            bar.set_postfix(learned=learned, failed=len(records) - learned)
+            if on_result is not None:
+                on_result(record)
+    bar.close()
+    return records
