@@ -116,7 +116,8 @@ class RunLogger:
             self._wandb.log({name: wandb.Image(str(path))})
         return path
 
-    def line_plot(self, name: str, x: list[float], series: dict[str, list[float]], xlabel: str, ylabel: str) -> Path:
+    def line_plot(self, name: str, x: list[float], series: dict[str, list[float]], xlabel: str, ylabel: str,
+                  ylim: tuple[float, float] | None = None) -> Path:
         """Line chart (one line per series, markers at the points) saved as ``name.png`` and logged."""
         import matplotlib
 
@@ -129,6 +130,8 @@ class RunLogger:
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_xticks(x)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.legend()
         fig.tight_layout()
         path = self.run_dir / f"{name}.png"

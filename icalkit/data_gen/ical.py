@@ -39,11 +39,11 @@ from icalkit.agents.context import (
 )
 from icalkit.agents.executor import ExecutorLimits
 from icalkit.agents.feedback import program_feedback
+from icalkit.agents.llm_session import CallStats
 from icalkit.data_gen.demos import read_episodes
 from icalkit.data_gen.ical_steps import (
     Abstraction,
     Execution,
-    LLMUsage,
     Prompter,
     changes_text,
     execute,
@@ -104,7 +104,7 @@ class DemoResult:
     ``raw_success``: replaying the noisy program did; ``first_attempt_success``: the abstraction's
     program did before any feedback; ``attempts``: executions; ``feedbacks``: update rounds;
     ``model_state``: the model's abstracted-state text; ``last_output``: the last raw model answer
-    (for inspection); ``usage``: :class:`~icalkit.data_gen.ical_steps.LLMUsage` counters.
+    (for inspection); ``usage``: :class:`~icalkit.agents.llm_session.CallStats` counters.
     """
 
     demo_id: str
@@ -157,7 +157,7 @@ class ICALLearner:
         world = build_world(task)
         demo_program = trajectory_to_program(world, episode["steps"])
         res = DemoResult(episode["episode_id"], task.task_id, task.task_type, "skipped_empty")
-        usage = LLMUsage()
+        usage = CallStats()
         if demo_program.strip():
             if self.prompter is not None:
                 self.prompter.last_output = ""
@@ -167,7 +167,7 @@ class ICALLearner:
         return res
 
     def _learn(self, task: Task, world: Any, demo_program: str, demo_id: str, res: DemoResult,
-               usage: LLMUsage) -> None:
+               usage: CallStats) -> None:
         s = self.settings
         raw = execute(self.env, task, demo_program, self.limits)
         res.raw_success = raw.success  # replaying the noisy program: the baseline of ICAL's Figure 4
@@ -209,7 +209,7 @@ class ICALLearner:
             res.error = res.error or program_feedback(run.trace)
 
     def _hitl(self, task: Task, values: dict, abst: Abstraction, run: Execution, history: list,
-              res: DemoResult, usage: LLMUsage) -> tuple[Abstraction, Execution]:
+              res: DemoResult, usage: CallStats) -> tuple[Abstraction, Execution]:
         """Feedback -> update -> execute, until success, the budget, or a repeated error."""
         while not run.success:
             if res.feedbacks >= self.settings.n_feedbacks:
@@ -240,7 +240,7 @@ class ICALLearner:
         return abst, run
 
     def _relabel(self, task: Task, world: Any, state: dict, demo_program: str, abst: Abstraction,
-                 run: Execution, history: list, res: DemoResult, usage: LLMUsage, demo_id: str,
+                 run: Execution, history: list, res: DemoResult, usage: CallStats, demo_id: str,
                  frame: Any) -> None:
         """ICAL relabeling: describe what the completed part of the program achieved."""
         failure = run.trace.failure

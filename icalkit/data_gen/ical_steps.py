@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from icalkit.agents.context import full_state
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
+from icalkit.agents.llm_session import CallStats, LLMSession
 from icalkit.agents.parsing import ParseError, numbered_items, parse_sections
 from icalkit.agents.prompts import load_template
 from icalkit.envs.household.tasks.task import Task
@@ -28,7 +29,6 @@ ABSTRACTION_REQUIRED = ["Summary", "Plan", "Program"]
 UPDATE_SECTIONS = ["Explanation", "Summary", "Plan", "Abstraction Comments", "Program"]
 UPDATE_REQUIRED = ["Explanation", "Program"]
 RELABEL_SECTIONS = ["Instruction", "Summary", "Plan"]
-MAX_REASK_ECHO = 1500  # characters of a malformed answer echoed back in the re-ask
 
 T = TypeVar("T")
 
@@ -121,21 +121,6 @@ def truncate_lines(text: str, max_chars: int, marker: str = "# ...") -> str:
 
 
 @dataclass
-class LLMUsage:
-    """LLM cost counters (a call = one generation request; re-asks count)."""
-
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-
-    def add(self, other: LLMUsage) -> None:
-        for name in vars(self):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-
-@dataclass
 class Asked:
     """Result of one prompt (with its possible re-ask): the parsed value or the failure."""
 
@@ -150,7 +135,9 @@ class Asked:
 
 
 class Prompter:
-    """Renders templates, generates, parses; one re-ask with the parse error on failure.
+    """Renders versioned templates and asks the model through :class:`LLMSession`.
+
+    One re-ask with the parse error on failure, then a recorded failure (see LLMSession.ask).
 
     Args:
         llm: any :class:`~icalkit.models.llm.base.LLM` (cached or not).
@@ -162,48 +149,30 @@ class Prompter:
 
     def __init__(self, llm: Any, max_new_tokens: int = 384, temperature: float = 0.0, seed: int = 0,
                  template_dir: str | None = None) -> None:
-        self.llm, self.max_new_tokens, self.temperature, self.seed = llm, max_new_tokens, temperature, seed
+        self.session = LLMSession(llm, max_new_tokens, temperature, seed)
         self.template_dir = template_dir
-        self.usage = LLMUsage()
+        self.usage = CallStats()
         self.last_output = ""
+
+    @property
+    def llm(self) -> Any:
+        return self.session.llm
 
     def template(self, name: str):
         """The loaded (and checked) template ``name``."""
         return load_template(name, self.template_dir)
 
-    def _generate(self, messages: list[dict[str, str]], usage: LLMUsage) -> str:
-        gen = self.llm.generate([messages], max_new_tokens=self.max_new_tokens,
-                                temperature=self.temperature, seed=self.seed)[0]
-        for u in (usage, self.usage):
-            u.calls += 1
-            u.cached += int(gen.cached)
-            u.prompt_tokens += gen.prompt_tokens
-            u.completion_tokens += gen.completion_tokens
-            u.latency_s += gen.latency_s
-        return gen.text
-
-    def ask(self, name: str, parse: Callable[[str], T], usage: LLMUsage | None = None,
+    def ask(self, name: str, parse: Callable[[str], T], usage: CallStats | None = None,
             **values: object) -> Asked:
         """Render template ``name`` with ``values``, generate and parse; re-ask once on ParseError."""
-        usage = usage if usage is not None else LLMUsage()
         template = self.template(name)
-        messages = template.render(**values)
-        raw: list[str] = []
-        error = ""
-        for attempt in range(2):
-            text = self._generate(messages, usage)
-            raw.append(text)
-            self.last_output = text
-            try:
-                return Asked(parse(text), template.prompt_id, raw)
-            except ParseError as exc:
-                error = str(exc)
-            if attempt == 0:
-                messages = messages + [
-                    {"role": "assistant", "content": text[:MAX_REASK_ECHO] or "(empty answer)"},
-                    {"role": "user", "content": f"Your answer could not be used: {error}. "
-                                                f"Answer again with all the sections."}]
-        return Asked(None, template.prompt_id, raw, error)
+        stats = CallStats()
+        answer = self.session.ask([template.render(**values)], parse, template.prompt_id, [stats])[0]
+        for total in (usage, self.usage):
+            if total is not None:
+                total.merge(stats)
+        self.last_output = answer.text
+        return Asked(answer.value, template.prompt_id, answer.raw, answer.error or "")
 
 
 @dataclass

@@ -1,0 +1,300 @@
+"""Deployment agent: ICAL's Algorithm S2 (retrieval-augmented program planning with re-planning).
+
+For a new task the agent retrieves the top-k learned examples by the aggregated similarity
+(instruction + abstracted text state [+ frame]; the task's own id is excluded), prompts the model
+with the task, the abstracted state, the API documentation and the examples, and asks for a
+summary, an abstracted state, a plan and the program. The program runs in the executor; on an
+execution error the model is re-prompted with the error and the code that already ran, up to
+``max_replans`` times. Modes (one agent for every planner variant in evaluation):
+
+- ``ical``: the above.
+- ``zero_shot``: chain-of-thought without examples (no memory needed).
+- ``rerank``: answers generated from disjoint retrieval sets (top 1–k, k+1–2k, ...) are scored by
+  the model itself (``planner_score``) and the best one is executed.
+- ``flat``: LLM-Planner — a flat high-level plan from kNN (instruction, plan) examples, with
+  grounded re-planning that lists the objects observed so far.
+
+Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether
+the agent also re-plans when a program ends without error but the goal does not hold is
+``oracle_goal_feedback`` (simulator ground truth; recorded in every result).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from icalkit.agents.api.docs import api_documentation
+from icalkit.agents.context import filtered_state, format_examples, state_text, task_text
+from icalkit.agents.executor import Executor, ExecutorLimits, Trace
+from icalkit.agents.feedback import action_feedback, goal_feedback
+from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
+from icalkit.agents.llm_session import Answer, CallStats, LLMSession
+from icalkit.agents.parsing import ParseError, parse_sections
+from icalkit.agents.prompts import load_template
+from icalkit.envs.household.tasks.checker import check_goal
+from icalkit.envs.household.tasks.task import Task
+
+PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat")
+SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
+ZERO_SHOT_EXAMPLES = ("(no examples) Think step by step: say what the task needs, which objects "
+                      "matter and in which order to act, then write the program.")
+
+
+@dataclass
+class PlannerConfig:
+    """Settings of the deployment agent (a config section, e.g. ``planner.mode=rerank``).
+
+    Attributes:
+        mode: ``ical``, ``zero_shot``, ``rerank`` or ``flat`` (see the module docstring).
+        k: examples per prompt (per retrieval set in ``rerank``).
+        max_replans: re-prompts after a failed attempt (ICAL: 3).
+        rerank_sets: disjoint retrieval sets compared in ``rerank`` mode.
+        use_dialogue: show the TEACh dialogue instead of the goal sentence.
+        use_frame: add the frame to the retrieval query when the memory embeds images.
+        oracle_goal_feedback: also re-plan, with the unmet goal conditions, when a program ends
+            without error but the task is not done (uses simulator ground truth).
+        max_state_objects: objects shown in the abstracted state.
+    """
+
+    mode: str = "ical"
+    k: int = 5
+    max_replans: int = 3
+    rerank_sets: int = 3
+    use_dialogue: bool = True
+    use_frame: bool = True
+    oracle_goal_feedback: bool = False
+    max_state_objects: int = 25
+
+    def validate(self) -> None:
+        if self.mode not in PLANNER_MODES:
+            raise ValueError(f"planner.mode {self.mode!r} is not one of {PLANNER_MODES}")
+        if self.k < 1 or self.rerank_sets < 1 or self.max_replans < 0:
+            raise ValueError(f"planner.k and planner.rerank_sets must be >= 1 and planner.max_replans >= 0, "
+                             f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
+        if self.max_state_objects < 1:
+            raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
+
+
+@dataclass
+class EpisodeResult:
+    """The record of one planned episode (one JSONL line)."""
+
+    task_id: str
+    task_type: str
+    split: str
+    mode: str
+    success: bool
+    satisfied: int
+    total: int
+    steps: int
+    ref_len: int | None
+    attempts: int
+    replans: int
+    failed_attempts: int
+    model: str
+    llm: dict[str, Any]
+    retrieved: list[str] = field(default_factory=list)
+    retrieval_error: str = ""
+    programs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    rerank_scores: list[float] = field(default_factory=list)
+    oracle: dict[str, bool] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_program_answer(text: str) -> dict[str, str]:
+    """Sections of a program answer; the Program must be present and valid Python."""
+    sections = parse_sections(text, SECTIONS, required=["Program"], code_section="Program")
+    try:
+        ast.parse(sections["Program"])
+    except SyntaxError as exc:
+        raise ParseError(f"the program is not valid Python (line {exc.lineno}: {exc.msg})") from None
+    return sections
+
+
+def parse_score(text: str) -> float:
+    """The 0–10 score of a ``Score: N`` answer (the first number in range)."""
+    for match in re.finditer(r"\d+(?:\.\d+)?", text):
+        value = float(match.group())
+        if 0 <= value <= 10:
+            return value
+    raise ParseError("no score from 0 to 10 found; reply 'Score: N'")
+
+
+def flat_example_text(examples: list[Any]) -> str:
+    """Examples as LLM-Planner (instruction, flat plan) pairs."""
+    blocks = []
+    for ex in examples:
+        steps = program_to_flat(ex.revised_program or ex.demo_program)
+        if steps:
+            blocks.append(f"Task: {ex.instruction_text()}\nPlan:\n" + "\n".join(steps))
+    return "\n\n".join(blocks) or "(no examples)"
+
+
+class Planner:
+    """The deployment agent; one instance plans many episodes.
+
+    Args:
+        llm_session: model with sampling settings (completion length, temperature, seed).
+        memory: an :class:`~icalkit.memory.example_memory.ExampleMemory`; None only for
+            ``zero_shot``.
+        config: planner settings.
+        limits: executor limits (TEACh budgets).
+    """
+
+    def __init__(self, llm_session: LLMSession, memory: Any | None, config: PlannerConfig | None = None,
+                 limits: ExecutorLimits | None = None) -> None:
+        self.cfg = config or PlannerConfig()
+        self.cfg.validate()
+        if memory is None and self.cfg.mode != "zero_shot":
+            raise ValueError(f"planner mode {self.cfg.mode!r} needs an example memory (or use mode=zero_shot)")
+        self.llm, self.memory, self.limits = llm_session, memory, limits or ExecutorLimits()
+        flat = self.cfg.mode == "flat"
+        self.t_plan = load_template("planner_flat" if flat else "planner")
+        self.t_replan = load_template("planner_flat_replan" if flat else "planner_replan")
+        self.t_score = load_template("planner_score")
+        self.api = api_documentation()
+
+    # ---------------------------------------------------------------- retrieval
+    def retrieve(self, task: Task, state: dict, frame: Any = None) -> tuple[list[list[Any]], str]:
+        """Example sets for the prompts (one set; ``rerank``: ``rerank_sets`` disjoint sets)."""
+        if self.cfg.mode == "zero_shot":
+            return [[]], ""
+        from icalkit.memory.example_memory import EmptyMemoryError
+
+        n_sets = self.cfg.rerank_sets if self.cfg.mode == "rerank" else 1
+        use_frame = frame if (self.cfg.use_frame and getattr(self.memory, "image_embedder", None)) else None
+        try:
+            weights = (1.0, 0.0, 0.0) if self.cfg.mode == "flat" else None  # LLM-Planner: kNN by instruction
+            hits = self.memory.retrieve(task_text(task, self.cfg.use_dialogue), state, use_frame,
+                                        k=self.cfg.k * n_sets, exclude_task_ids=[task.task_id], weights=weights)
+        except EmptyMemoryError as exc:
+            return [[]], str(exc)
+        examples = [h.example for h in hits]
+        sets = [examples[i * self.cfg.k:(i + 1) * self.cfg.k] for i in range(n_sets)]
+        return [s for s in sets if s] or [[]], ""
+
+    def _examples_text(self, examples: list[Any]) -> str:
+        if self.cfg.mode == "flat":
+            return flat_example_text(examples)
+        return format_examples(examples) if examples else ZERO_SHOT_EXAMPLES
+
+    # ---------------------------------------------------------------- prompting
+    def _state(self, executor: Executor, task: Task) -> str:
+        return state_text(filtered_state(executor.sim.world, task, limit=self.cfg.max_state_objects))
+
+    def _objects(self, executor: Executor, observed: bool) -> str:
+        ids = sorted(executor.runtime.seen) if observed else executor.sim.visible_objects()
+        types = sorted({executor.sim.world.objects[i].object_type for i in ids if i in executor.sim.world.objects})
+        return ", ".join(types) or "(none)"
+
+    def _parse(self, text: str) -> Any:
+        return parse_flat_answer(text) if self.cfg.mode == "flat" else parse_program_answer(text)
+
+    def _program_of(self, answer: Answer) -> str | None:
+        if answer.value is None:
+            return None
+        return "\n".join(answer.value) if self.cfg.mode == "flat" else answer.value["Program"]
+
+    def _first_prompt(self, task: Task, executor: Executor, examples: list[Any]) -> list[dict]:
+        values: dict[str, Any] = {"examples": self._examples_text(examples), "task": task_text(task, self.cfg.use_dialogue)}
+        if self.cfg.mode == "flat":
+            values |= {"actions": action_space_text(with_stop=False), "objects": self._objects(executor, False)}
+        else:
+            values |= {"api": self.api, "state": self._state(executor, task)}
+        return self.t_plan.render(**values)
+
+    def _replan_prompt(self, task: Task, executor: Executor, examples: list[Any], program: str,
+                       completed: str, error: str) -> list[dict]:
+        values: dict[str, Any] = {"examples": self._examples_text(examples), "task": task_text(task, self.cfg.use_dialogue),
+                                  "completed": completed or "(nothing)", "error": error}
+        if self.cfg.mode == "flat":
+            values |= {"actions": action_space_text(with_stop=False), "objects": self._objects(executor, True)}
+        else:
+            values |= {"api": self.api, "state": self._state(executor, task), "program": program or "(none)"}
+        return self.t_replan.render(**values)
+
+    def propose(self, task: Task, executor: Executor, sets: list[list[Any]], stats: CallStats,
+                scores: list[float]) -> tuple[Answer, list[Any]]:
+        """First answer (re-ranked over the retrieval sets in ``rerank`` mode) and its examples."""
+        prompts = [self._first_prompt(task, executor, s) for s in sets]
+        answers = self.llm.ask(prompts, self._parse, self.t_plan.prompt_id, [stats] * len(prompts))
+        if len(answers) == 1:
+            return answers[0], sets[0]
+        parsed = [i for i, a in enumerate(answers) if a.value is not None]
+        score_prompts = [self.t_score.render(task=task_text(task, self.cfg.use_dialogue),
+                                             state=self._state(executor, task), answer=answers[i].text)
+                         for i in parsed]
+        rated = self.llm.ask(score_prompts, parse_score, self.t_score.prompt_id, [stats] * len(parsed),
+                             max_new_tokens=16)
+        by_index = {i: (r.value if r.value is not None else 0.0) for i, r in zip(parsed, rated, strict=True)}
+        scores += [by_index.get(i, -1.0) for i in range(len(answers))]
+        best = max(range(len(answers)), key=lambda i: (by_index.get(i, -1.0), -i))
+        return answers[best], sets[best]
+
+    # ---------------------------------------------------------------- the episode
+    def run_episode(self, task: Task, env: Any, ref_len: int | None = None, frame: Any = None) -> EpisodeResult:
+        """Plan and execute one task on a freshly reset env (or Simulator) holding its world.
+
+        Args:
+            task: the task (its id is excluded from retrieval).
+            env: ``HouseholdEnv`` after ``reset(options={"task": task})``, or a ``Simulator``.
+            ref_len: expert path length, copied into the result.
+            frame: the first RGB frame, for the visual retrieval signal.
+        """
+        start = time.perf_counter()
+        stats = CallStats()
+        executor = Executor(env, self.limits)
+        state0 = filtered_state(executor.sim.world, task, limit=self.cfg.max_state_objects)
+        sets, retrieval_error = self.retrieve(task, state0, frame)
+        scores: list[float] = []
+        answer, examples = self.propose(task, executor, sets, stats, scores)
+        programs, errors, failed, replans = [], [], 0, 0
+        trace: Trace | None = None
+        mode = "flat" if self.cfg.mode == "flat" else "python"
+        last_program, completed = "", ""
+        for attempt in range(self.cfg.max_replans + 1):
+            program = self._program_of(answer)
+            if program is None:
+                failed += 1
+                error = f"the answer could not be read ({answer.error})"
+            else:
+                programs.append(program)
+                trace = executor.run(program, task, mode=mode)
+                if trace.success:
+                    break
+                error = action_feedback(trace) or (goal_feedback(trace) if self.cfg.oracle_goal_feedback else None)
+                if error is None:  # the program ended and the agent believes the task is done
+                    break
+                failed += 1
+                last_program = trace.program
+                done = trace.failure.completed if trace.failure else trace.program
+                completed = "\n".join(x for x in (completed, done) if x.strip())
+                if trace.failure is not None and trace.failure.kind == "limit":
+                    errors.append(error)
+                    break
+            errors.append(error)
+            if attempt == self.cfg.max_replans:
+                break
+            replans += 1
+            prompt = self._replan_prompt(task, executor, examples, last_program, completed, error)
+            answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats])[0]
+        goal = trace.goal if trace is not None else check_goal(task, executor.sim.world.metadata())
+        return EpisodeResult(
+            task_id=task.task_id, task_type=task.task_type, split=task.split, mode=self.cfg.mode,
+            success=bool(goal and goal.success), satisfied=goal.satisfied if goal else 0,
+            total=goal.total if goal else 0, steps=executor.runtime.steps, ref_len=ref_len,
+            attempts=replans + 1, replans=replans, failed_attempts=failed,
+            model=self.llm.model_name, llm=stats.to_dict(),
+            retrieved=[e.example_id for e in examples], retrieval_error=retrieval_error,
+            programs=programs, errors=errors, rerank_scores=scores,
+            oracle={"goal_feedback": self.cfg.oracle_goal_feedback,
+                    "object_map": self.limits.api.oracle_object_map},
+            wall_s=time.perf_counter() - start)

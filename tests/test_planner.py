@@ -1,0 +1,178 @@
+"""Deployment planner (ICAL Algorithm S2): re-planning, modes, malformed outputs, real model.
+
+The model is a scripted test double (a subclass of the LLM base class returning canned texts) to
+drive the control flow; one test runs a real tiny Llama end to end. Simulator, executor, prompts
+and the example memory (with the real MiniLM embedder) are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from planner_doubles import ScriptedLLM, one_torch_thread, tiny_llm
+
+from icalkit.agents.flat_plans import parse_action, parse_flat_answer, program_to_flat
+from icalkit.agents.llm_session import LLMSession
+from icalkit.agents.parsing import ParseError
+from icalkit.agents.planner import Planner, PlannerConfig, parse_program_answer, parse_score
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.simulator import Simulator
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.memory.example import Example
+from icalkit.memory.example_memory import ExampleMemory
+
+GOOD = '''Summary: make coffee.
+Abstracted State: Mug clean, CoffeeMachine off.
+Plan:
+1. put the mug in the coffee machine
+2. turn it on
+Program:
+```python
+mug = InteractionObject("Mug")
+machine = InteractionObject("CoffeeMachine")
+mug.pickup_and_place(machine)
+machine.toggle_on()
+```'''
+FAILING = '''Summary: slice something.
+Program:
+```python
+mug = InteractionObject("Mug")
+mug.slice()
+```'''
+
+
+single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+
+@pytest.fixture(scope="module")
+def coffee():
+    return sample_tasks(["Coffee"], 1, "valid_unseen")[0]
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory):
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    mem = ExampleMemory(tmp_path_factory.mktemp("mem") / "m.db", SentenceTransformerEmbedder())
+    program = GOOD.split("```python\n")[1].split("```")[0]
+    mem.add_many([Example(task_id=f"train/coffee/{i}", task_type="Coffee", instruction=f"Make coffee {i}",
+                          revised_program=program, summary="coffee", plan=["mug to machine", "on"])
+                  for i in range(12)])
+    return mem
+
+
+def sim_for(task) -> Simulator:
+    return Simulator(build_world(task))
+
+
+def planner(texts, memory=None, **cfg) -> tuple[Planner, ScriptedLLM]:
+    llm = ScriptedLLM(texts)
+    return Planner(LLMSession(llm), memory, PlannerConfig(**cfg)), llm
+
+
+def test_parsers_are_tolerant_and_explain_errors():
+    assert "toggle_on" in parse_program_answer(GOOD)["Program"]
+    with pytest.raises(ParseError, match="Program"):
+        parse_program_answer("I do not know.")
+    with pytest.raises(ParseError, match="not valid Python"):
+        parse_program_answer("Program:\n```python\nmug = (\n```")
+    assert parse_score("Score: 7/10") == 7.0
+    with pytest.raises(ParseError):
+        parse_score("great answer")
+    assert parse_action("  \nAction: pick up the mug") == "PickupObject Mug"
+    assert parse_action("Stop") == "Stop"
+    with pytest.raises(ParseError, match="reply with one action"):
+        parse_action("hmm, let me think")
+    assert parse_flat_answer("Plan:\n1. Navigation Mug\nnonsense here\n2. PickupObject Mug") == [
+        "Navigation Mug", "PickupObject Mug"]
+    assert program_to_flat('a = InteractionObject("Mug")\nb = InteractionObject("Sink")\na.pickup_and_place(b)') == [
+        "PickupObject Mug", "PutObject Mug Sink"]
+
+
+def test_success_first_try_with_retrieval(coffee, memory):
+    agent, llm = planner([GOOD], memory, k=3)
+    res = agent.run_episode(coffee, sim_for(coffee), ref_len=37)
+    assert res.success and res.satisfied == res.total > 0
+    assert res.replans == 0 and res.attempts == 1 and res.llm["calls"] == 1
+    assert len(res.retrieved) == 3 and res.ref_len == 37 and res.steps > 0
+    prompt = llm.prompts[0][-1]["content"]
+    assert "Make coffee" in prompt and "def pickup_and_place" in prompt  # examples + API docs shown
+    assert res.llm["prompt_ids"][0].startswith("planner@v1")
+
+
+def test_replan_after_execution_error(coffee, memory):
+    agent, llm = planner([FAILING, GOOD], memory, k=2)
+    res = agent.run_episode(coffee, sim_for(coffee))
+    assert res.success and res.replans == 1 and res.failed_attempts == 1
+    assert "slice" in res.errors[0].lower() or "knife" in res.errors[0].lower()
+    replan = llm.prompts[1][-1]["content"]
+    assert res.errors[0] in replan and "mug.slice()" in replan
+    assert res.llm["prompt_ids"][1].startswith("planner_replan@v1")
+
+
+def test_malformed_output_reask_then_failed_attempt(coffee):
+    agent, _ = planner(["no code here", "still nothing", "garbage", GOOD], None, mode="zero_shot", max_replans=1)
+    res = agent.run_episode(coffee, sim_for(coffee))
+    # first attempt: answer + re-ask both unparseable -> failed attempt; re-plan: "garbage" then re-ask GOOD
+    assert res.success and res.replans == 1 and res.failed_attempts == 1
+    assert res.llm["parse_failures"] == 3 and res.llm["reasks"] == 2 and res.llm["calls"] == 4
+    assert res.errors[0].startswith("the answer could not be read")
+
+
+def test_budget_of_replans_and_zero_shot_prompt(coffee):
+    agent, llm = planner([FAILING] * 10, None, mode="zero_shot", max_replans=2)
+    res = agent.run_episode(coffee, sim_for(coffee))
+    assert not res.success and res.replans == 2 and res.attempts == 3 and len(res.errors) == 3
+    assert "Think step by step" in llm.prompts[0][-1]["content"]
+    with pytest.raises(ValueError, match="needs an example memory"):
+        Planner(LLMSession(llm), None, PlannerConfig(mode="ical"))
+    with pytest.raises(ValueError, match="planner.mode"):
+        PlannerConfig(mode="nope").validate()
+
+
+def test_rerank_keeps_best_scored_set(coffee, memory):
+    agent, llm = planner([FAILING, GOOD, "unparseable", "x", "Score: 2", "Score: 9"], memory, mode="rerank", k=2,
+                         max_replans=0)
+    res = agent.run_episode(coffee, sim_for(coffee))
+    assert res.rerank_scores == [2.0, 9.0, -1.0]
+    assert res.success and len(res.retrieved) == 2 and res.programs[0].count("toggle_on") == 1
+
+
+def test_flat_llm_planner_grounded_replan(coffee, memory):
+    bad, good = "Plan:\nSliceObject Mug", "Plan:\nPickupObject Mug\nPutObject Mug CoffeeMachine\nToggleObjectOn CoffeeMachine"
+    agent, llm = planner([bad, good], memory, mode="flat", k=2)
+    res = agent.run_episode(coffee, sim_for(coffee))
+    assert res.success and res.replans == 1
+    first, second = llm.prompts[0][-1]["content"], llm.prompts[1][-1]["content"]
+    assert "PutObject Mug CoffeeMachine" in first  # examples converted to flat plans
+    assert "Objects observed so far" in second and "Mug" in second
+
+
+def test_real_tiny_model_runs_one_episode(coffee, memory):
+    """A real (random, tiny) Llama through the HF backend: the episode ends with a record, no crash."""
+    agent = Planner(LLMSession(tiny_llm(), max_new_tokens=24), memory, PlannerConfig(k=1, max_replans=1))
+    res = agent.run_episode(coffee, sim_for(coffee))
+    assert res.attempts == 2 and res.llm["calls"] >= 2 and res.llm["completion_tokens"] > 0
+    assert res.model and not res.success
+
+
+def test_plan_command_end_to_end(tmp_path, capsys, memory):
+    """`icalkit plan` with a real (tiny) model folder and a memory: per-type table, plot, resume."""
+    from planner_doubles import save_tiny_model
+
+    from icalkit.cli import main
+
+    model = save_tiny_model(tmp_path / "tiny")
+    out = tmp_path / "run"
+    args = ["plan", "task_types=[Coffee]", "n_per_type=2", "limit=1", "planner.max_replans=1", "planner.k=2",
+            "llm.max_new_tokens=8", f"llm.model={model}", "llm.cache=false", f"memory.path={memory.store.path}",
+            f"out_dir={out}", "wandb.mode=disabled"]
+    assert main(args) == 0
+    assert "| Coffee | 1 |" in capsys.readouterr().out
+    rec = json.loads((out / "episodes.jsonl").read_text())
+    assert rec["ref_len"] > 0 and rec["attempts"] == 2 and len(rec["retrieved"]) == 2
+    assert (out / "results.png").is_file() and (out / "results.md").is_file()
+    assert main(args) == 0 and len((out / "episodes.jsonl").read_text().splitlines()) == 1  # resumed
+    with pytest.raises(SystemExit, match="icalkit ical"):
+        main([*args[:-2], f"memory.path={tmp_path / 'none.db'}", f"out_dir={out}"])
