@@ -24,6 +24,7 @@ import numpy as np
 from icalkit.data_gen.actor import Actor, SkillError
 from icalkit.data_gen.expert import Expert
 from icalkit.data_gen.noisy import NoisyActor
+from icalkit.data_gen.results_file import drop_partial_line, read_jsonl
 from icalkit.envs.household.tasks.task import Task
 
 DEMONSTRATORS = ("expert", "noisy")
@@ -112,21 +113,7 @@ def run_episode(env, task: Task, demonstrator: str, noise: float = 0.2, seed: in
 
 def read_episodes(path: str | Path) -> list[dict]:
     """Episodes of an ``episodes.jsonl`` file; a truncated last line (from a kill) is ignored."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    out = []
-    lines = path.read_text().splitlines()
-    for k, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if k == len(lines) - 1:
-                break  # partial write of the episode in flight
-            raise ValueError(f"{path}: line {k + 1} is not valid JSON ({exc})") from exc
-    return out
+    return read_jsonl(path)
 
 
 def load_frames(demo_dir: str | Path, episode: dict) -> np.ndarray:
@@ -204,7 +191,7 @@ def collect(env, tasks: list[Task], out_dir: str | Path, demonstrators: tuple[st
     (out / "frames").mkdir(parents=True, exist_ok=True)
     jsonl = out / "episodes.jsonl"
     episodes = read_episodes(jsonl)
-    _drop_partial_line(jsonl)
+    drop_partial_line(jsonl)
     done = {ep["episode_id"]: ep for ep in episodes}
     order = sorted(demonstrators, key=lambda d: d != "expert")
     bar = tqdm(total=len(tasks) * len(order), disable=not progress, desc="demos")
@@ -236,12 +223,3 @@ def collect(env, tasks: list[Task], out_dir: str | Path, demonstrators: tuple[st
                     on_episode(record)
     bar.close()
     return episodes
-
-
-def _drop_partial_line(path: Path) -> None:
-    """Remove an incomplete last line left by a kill, so appends start on a fresh line."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])

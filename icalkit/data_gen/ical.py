@@ -40,7 +40,6 @@ from icalkit.agents.context import (
 from icalkit.agents.executor import ExecutorLimits
 from icalkit.agents.feedback import program_feedback
 from icalkit.agents.llm_session import CallStats
-from icalkit.data_gen.demos import read_episodes
 from icalkit.data_gen.ical_steps import (
     Abstraction,
     Execution,
@@ -53,6 +52,7 @@ from icalkit.data_gen.ical_steps import (
     truncate_lines,
 )
 from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.data_gen.results_file import drop_partial_line, read_jsonl
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.example import Example, ExampleStats, Provenance
@@ -312,14 +312,7 @@ class ICALLearner:
 # -- the resumable loop ------------------------------------------------------------------------
 def read_results(path: str | Path) -> list[dict]:
     """Records of ``results.jsonl`` (a truncated last line from a kill is ignored)."""
-    return read_episodes(path)
-
-
-def _drop_partial_line(path: Path) -> None:
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            path.write_bytes(data[: data.rfind(b"\n") + 1])
+    return read_jsonl(path)
 
 
 def select_episodes(episodes: Iterable[dict], demonstrators: Iterable[str] = ("noisy",),
@@ -342,7 +335,7 @@ def run_ical(learner: ICALLearner, episodes: list[dict], out_dir: str | Path, pr
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.jsonl"
     records = read_results(path)
-    _drop_partial_line(path)
+    drop_partial_line(path)
     done = {r["demo_id"] for r in records}
     todo = [ep for ep in episodes if ep["episode_id"] not in done]
     bar = tqdm(total=len(episodes), initial=len(episodes) - len(todo), disable=not progress, desc="ical")

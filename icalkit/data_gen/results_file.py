@@ -15,6 +15,38 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Records of a JSONL file; a torn last line (from a kill) is ignored, any other bad line is an error.
+
+    Raises:
+        ValueError: naming the file and the line that is not valid JSON.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    lines = path.read_text().splitlines()
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if k == len(lines) - 1:
+                break  # partial write of the item in flight
+            raise ValueError(f"{path}: line {k + 1} is not valid JSON ({exc})") from exc
+    return out
+
+
+def drop_partial_line(path: str | Path) -> None:
+    """Remove an incomplete last line left by a kill, so that appends start on a fresh line."""
+    path = Path(path)
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
 def load_records(path: Path, key: Callable[[dict], Hashable]) -> dict[Hashable, dict]:
     """Complete records of ``path`` keyed by ``key(record)`` (later lines win); {} if missing."""
     path = Path(path)
