@@ -106,15 +106,7 @@ class RunLogger:
         ax.set_xticks(x + width * (len(series) - 1) / 2, labels, rotation=30, ha="right")
         ax.set_ylabel(ylabel)
         ax.legend()
-        fig.tight_layout()
-        path = self.run_dir / f"{name}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        if self._wandb is not None:
-            import wandb
-
-            self._wandb.log({name: wandb.Image(str(path))})
-        return path
+        return self._save_figure(name, fig)
 
     def line_plot(self, name: str, x: list[float], series: dict[str, list[float]], xlabel: str, ylabel: str,
                   ylim: tuple[float, float] | None = None) -> Path:
@@ -133,6 +125,12 @@ class RunLogger:
         if ylim is not None:
             ax.set_ylim(*ylim)
         ax.legend()
+        return self._save_figure(name, fig)
+
+    def _save_figure(self, name: str, fig) -> Path:
+        """Save a matplotlib figure as ``name.png``, close it, log it to W&B."""
+        import matplotlib.pyplot as plt
+
         fig.tight_layout()
         path = self.run_dir / f"{name}.png"
         fig.savefig(path, dpi=100)
