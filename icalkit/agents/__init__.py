@@ -1,1 +1,1 @@
-"""icalkit."""
+"""Everything that acts: action API, sandboxed executor, feedback, prompts, parsing, planners."""

@@ -1,1 +1,1 @@
-"""icalkit."""
+"""Evaluation harness, benchmark splits and reports (planned; metrics live in icalkit.metrics)."""

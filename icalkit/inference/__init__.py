@@ -1,1 +1,1 @@
-"""icalkit."""
+"""Serving a finetuned planner (planned; vLLM serving helpers live in icalkit.models.llm)."""

@@ -1,1 +1,1 @@
-"""icalkit."""
+"""Models: LLM backends (transformers, vLLM, OpenAI-compatible HTTP) and their response cache."""

@@ -1,1 +1,1 @@
-"""icalkit."""
+"""Training of the inverse dynamics model and LoRA adapters with accelerate (planned)."""
