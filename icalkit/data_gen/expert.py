@@ -15,7 +15,7 @@ from typing import Any
 from icalkit.data_gen.actor import Actor, SkillError
 from icalkit.envs.household.catalog import SLICE_PRODUCTS
 from icalkit.envs.household.state import SimObject
-from icalkit.envs.household.tasks.checker import resolve
+from icalkit.envs.household.tasks.checker import condition_holds, is_a, resolve
 from icalkit.envs.household.tasks.definitions import ResolvedComponent, ResolvedTask
 from icalkit.envs.household.tasks.task import Task
 
@@ -37,7 +37,8 @@ ACHIEVERS: dict[str, tuple[int, str]] = {
 
 
 def _is_a(obj: SimObject, wanted: Any) -> bool:
-    return obj.object_type == wanted or wanted in obj.type.classes
+    """Type/superclass match with the goal checker's semantics (aliases included)."""
+    return is_a({"objectType": obj.object_type, "simbotObjectClass": [obj.object_type, *obj.type.classes]}, wanted)
 
 
 def _count(det: str) -> int:
@@ -146,10 +147,8 @@ class Expert:
         return out
 
     def holds(self, obj: SimObject, prop: str, want: Any) -> bool:
-        meta = obj.metadata(self.world)
-        if prop == "parentReceptacles":
-            return any(_is_a(self.world.objects[p], want) for p in self._ancestors(obj.object_id))
-        return bool(meta.get(prop)) == bool(want) if isinstance(want, int) else meta.get(prop) == want
+        """Whether ``obj`` meets one goal condition, judged by the goal checker itself."""
+        return condition_holds(obj.metadata(self.world), prop, want, self.world.metadata())
 
     def reach(self, oid: str, prop: str, want: Any, preferred_parent: str | None) -> None:
         """Bring object ``oid`` to ``prop == want``."""

@@ -120,6 +120,11 @@ def _prop_ok(obj: dict, prop: str, want: Any, st: _State) -> bool:
     return have == want
 
 
+def condition_holds(obj: dict, prop: str, want: Any, objects: Sequence[dict]) -> bool:
+    """Whether one object's metadata meets one goal condition, with the checker's semantics."""
+    return _prop_ok(obj, prop, want, _State(objects, None))
+
+
 def _props(obj: dict, conditions: Mapping[str, Any], st: _State) -> dict[str, bool]:
     return {k: _prop_ok(obj, k, v, st) for k, v in conditions.items()}
 
