@@ -115,15 +115,32 @@ class RecordStore:
             try:
                 conn = sqlite3.connect(str(self.path), timeout=self.timeout_s, isolation_level=None,
                                        check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
+                self._enable_wal(conn)
+                conn.execute("PRAGMA synchronous=FULL")
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"cannot open store {self.path}: {exc}") from exc
             self._local.conn, self._local.pid = conn, os.getpid()
             with self._lock:
                 self._conns.append(conn)
         return conn
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch to WAL, retrying while another process opening the same new file holds the lock.
+
+        SQLite does not call the busy handler for a journal-mode change, so two processes
+        creating one store at once would otherwise see "database is locked".
+        """
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _write(self, conn: sqlite3.Connection) -> _Transaction:
         return _Transaction(conn)
