@@ -2,8 +2,9 @@
 
 :func:`path_to_object` returns the Forward / Turn / Look actions that bring the agent to a free
 cell within interaction distance of an object, facing it, with a camera pitch at which the
-simulator sees it (:mod:`reach`, built on :func:`camera.in_view`), so the next interaction on that object succeeds (unless the object
-is inside a closed receptacle, which navigation cannot fix).
+simulator sees it (:func:`reach.sees`: in the camera frustum with a line of sight past the
+furniture), so the next interaction on that object succeeds (unless the object is inside a closed
+receptacle, which navigation cannot fix).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ def free_cells(world: World) -> frozenset[tuple[int, int]]:
 def interaction_poses(world: World, obj: SimObject, margin: float = 0.02) -> dict[tuple[int, int, int], list[int]]:
     """(i, j, yaw) -> pitches from which ``obj`` is seen and within interaction distance.
 
-    Cached per occupancy grid, object id, position and footprint (furniture never moves).
+    Cached per occupancy grid, object id, position, receptacle and footprint (furniture never
+    moves, so the line of sight past it is fixed too).
     """
-    key = (id(world.blocked), obj.object_id, obj.position, obj.cells, margin)
+    key = (id(world.blocked), obj.object_id, obj.position, obj.parent, obj.cells, margin)
     hit = _POSE_CACHE.get(key)
     if hit is not None and hit[0] is world.blocked:
         return hit[1]
@@ -65,7 +67,7 @@ def _compute_poses(world: World, obj: SimObject, margin: float) -> dict[tuple[in
             if (i, j) not in free or reach_distance(obj, AgentPose(i, j)) > limit:
                 continue
             for yaw in _STEP:
-                pitches = [p for p in PITCHES if sees(obj, AgentPose(i, j, yaw, p))]
+                pitches = [p for p in PITCHES if sees(obj, AgentPose(i, j, yaw, p), world)]
                 if pitches:
                     out[(i, j, yaw)] = pitches
     return out

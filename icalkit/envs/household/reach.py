@@ -15,7 +15,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from icalkit.envs.household.camera import EYE_HEIGHT, FOV, NEAR, camera_axes
-from icalkit.envs.household.state import GRID, AgentPose, SimObject
+from icalkit.envs.household.occlusion import line_of_sight, transparent_to
+from icalkit.envs.household.state import GRID, AgentPose, SimObject, World
 
 Point = tuple[float, float, float]
 _TAN = math.tan(math.radians(FOV / 2))
@@ -79,9 +80,46 @@ def view_test(pose: AgentPose) -> Callable[[Point], bool]:
     return _view_test(pose.i, pose.j, pose.yaw, pose.pitch)
 
 
-def sees(obj: SimObject, pose: AgentPose) -> bool:
-    """Whether the camera sees the object's centre or (furniture) any point of its top surface."""
+_SEEN: dict[int, tuple[object, dict[tuple, bool]]] = {}
+
+
+def sees(obj: SimObject, pose: AgentPose, world: World | None = None) -> bool:
+    """Whether the camera sees the object's centre or (furniture) any point of its top surface.
+
+    With ``world``, a point also needs a line of sight past the furniture (:mod:`occlusion`);
+    furniture never moves, so that answer is cached per grid, object place and pose.
+    """
+    if world is None:
+        return _sees(obj, pose, None)
+    grid = _SEEN.get(id(world.blocked))
+    if grid is None or grid[0] is not world.blocked:
+        if len(_SEEN) > 64:
+            _SEEN.clear()
+        grid = _SEEN[id(world.blocked)] = (world.blocked, {})
+    table = grid[1]
+    key = (obj.object_id, obj.position, obj.parent, pose.i, pose.j, pose.yaw, pose.pitch)
+    hit = table.get(key)
+    if hit is None:
+        if len(table) > 200_000:
+            table.clear()
+        hit = table[key] = _sees(obj, pose, world)
+    return hit
+
+
+def _sees(obj: SimObject, pose: AgentPose, world: World | None) -> bool:
     test = view_test(pose)
-    if test(obj.position):
+    clear: frozenset[str] | None = None
+
+    def seen(point: Point) -> bool:
+        nonlocal clear
+        if not test(point):
+            return False
+        if world is None:
+            return True
+        if clear is None:
+            clear = transparent_to(world, obj, (obj.position,))
+        return line_of_sight(world, pose, point, clear)
+
+    if seen(obj.position):
         return True
-    return bool(obj.cells) and any(test(p) for p in surface_points(obj, pose))
+    return bool(obj.cells) and any(seen(p) for p in surface_points(obj, pose))

@@ -45,7 +45,7 @@ def _box(object_type: str, position: tuple[float, float, float], facing: int,
     w, h = t.size
     x, y, z = position
     if t.kind == "furniture":
-        top = st.STAND[object_type][0] + h if object_type in st.STAND else h
+        top = st.furniture_top(object_type, h)
         if cells:
             m = st.FURNITURE_MARGIN
             i0, i1 = min(c[0] for c in cells), max(c[0] for c in cells) + 1

@@ -52,6 +52,13 @@ STAND: dict[str, tuple[float, tuple[int, int, int]]] = {
 # furniture whose details (burner ring, basin) lie on the top face
 TOP_DECOR = frozenset({"StoveBurner", "SinkBasin"})
 FIXTURE_DEPTH = 0.08
+
+
+def furniture_top(object_type: str, height: float) -> float:
+    """Height (m) of the top of a furniture box: its own height, plus its stand's if it has one."""
+    return STAND[object_type][0] + height if object_type in STAND else height
+
+
 FURNITURE_MARGIN = 0.03  # gap (m) left between a piece's box and its cell boundary
 # Receptacles that hold objects "in" them (the rest hold objects "on" them).
 IN_RECEPTACLES = frozenset({

@@ -85,10 +85,10 @@ class Simulator:
         return False
 
     def is_visible(self, obj: SimObject) -> bool:
-        """In the camera frustum (``camera.in_view`` of its centre or, for furniture, its nearest point),
-        within ``max_view_distance``, not held and not shut away."""
+        """In the camera frustum (``camera.in_view`` of its centre or, for furniture, a point of its
+        top), not hidden behind furniture, within ``max_view_distance``, not held and not shut away."""
         w = self.world
-        return (reach_distance(obj, w.agent) <= self.max_view_distance and sees(obj, w.agent)
+        return (reach_distance(obj, w.agent) <= self.max_view_distance and sees(obj, w.agent, w)
                 and not self.hidden(obj))
 
     def interactable(self, obj: SimObject) -> bool:
