@@ -373,3 +373,21 @@ def test_without_oracle_map_only_seen_objects_resolve(kitchen: World) -> None:
     trace = ex.run(f"x = InteractionObject('{unseen[0]}')\nx.go_to()\n")
     assert trace.failure.kind == "action"
     assert trace.failure.message == f"No {unseen[0]} has been found."
+
+
+def test_program_run_on_a_gym_env_counts_in_its_episode_budget() -> None:
+    from icalkit.envs.household.env import HouseholdEnv
+
+    task, _ = registry_task("Coffee", 0)
+    env = HouseholdEnv(render_obs=False, max_steps=40)
+    env.reset(options={"task": task})
+    # the mug is in a closed cabinet: navigation succeeds, the pickup fails
+    trace = Executor(env).run("mug = InteractionObject('Mug')\nmug.go_to()\nmug.pickup()\n", task)
+    used = trace.steps
+    assert trace.failure is not None and trace.failure.line == 3
+    assert used > 1 and env.sim.steps == used and env.sim.failures == 1
+    _, _, _, truncated, info = env.step("Look Up")
+    assert info["steps"] == used + 1 and info["failures"] == 1 + (not info["action_success"])
+    assert truncated == (used + 1 >= 40)
+    env.reset(options={"task": task})
+    assert env.sim.steps == 0

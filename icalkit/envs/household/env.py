@@ -75,7 +75,6 @@ class HouseholdEnv(gym.Env):
         self.task: Task | None = None
         self.world: World | None = None
         self._frame = (np.zeros((frame_size, frame_size, 3), np.uint8), np.zeros((frame_size, frame_size), np.int32), [])
-        self._steps = self._failures = 0
         self._succeeded = False
 
     # ------------------------------------------------------------------ gymnasium API
@@ -93,7 +92,6 @@ class HouseholdEnv(gym.Env):
         self.world = build_world(task)
         self.sim.reset(self.world)
         self.sim.pixel_to_id = self._pixel_to_id
-        self._steps = self._failures = 0
         self._succeeded = False
         info = self._info(StepResult(True, "", "Reset", None, False))
         return self._observe(True, ""), info
@@ -104,14 +102,13 @@ class HouseholdEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         name, target, pixel = self._parse(action)
         result = self.sim.step(name, target, pixel)
-        self._steps += 1
-        self._failures += not result.success
         info = self._info(result)
         progress = info.get("goal_progress", {})
         newly = bool(progress.get("success")) and not self._succeeded
         self._succeeded |= newly
         terminated = (result.action == "Stop" and result.success) or self._succeeded
-        truncated = not terminated and (self._steps >= self.max_steps or self._failures >= self.max_failures)
+        truncated = not terminated and (self.sim.steps >= self.max_steps
+                                              or self.sim.failures >= self.max_failures)
         return self._observe(result.success, result.error), float(newly), terminated, truncated, info
 
     def render(self) -> np.ndarray | None:
@@ -159,7 +156,7 @@ class HouseholdEnv(gym.Env):
 
     def _info(self, result: StepResult) -> dict:
         info: dict[str, Any] = {"action": result.action, "target": result.target, "action_success": result.success,
-                                "error": result.error, "steps": self._steps, "failures": self._failures,
+                                "error": result.error, "steps": self.sim.steps, "failures": self.sim.failures,
                                 "task_id": self.task.task_id if self.task else None,
                                 "held": self.world.held}
         goal = _check(self.task, self.world)

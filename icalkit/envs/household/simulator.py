@@ -57,6 +57,7 @@ class Simulator:
         self._visible_key: tuple | None = None
         self._visible: list[str] = []
         self.version = 0
+        self.steps = self.failures = 0  # primitive actions (and failed ones) since the last reset
         if world is not None:
             self.reset(world)
 
@@ -67,6 +68,7 @@ class Simulator:
         apply_rules(world, self._appliances)
         self.version += 1
         self._visible_key = None
+        self.steps = self.failures = 0
 
     # ------------------------------------------------------------------ perception
 
@@ -107,9 +109,19 @@ class Simulator:
     # ------------------------------------------------------------------ acting
 
     def step(self, action: str, target: str | None = None, pixel: tuple[int, int] | None = None) -> StepResult:
-        """Apply one primitive action; ``target`` (object id) or ``pixel`` picks the object."""
+        """Apply one primitive action; ``target`` (object id) or ``pixel`` picks the object.
+
+        Every call counts in ``steps`` (and ``failures`` when it fails) since the last reset, so
+        an env and a program executor sharing this simulator see one episode budget.
+        """
         if self.world is None:
             raise RuntimeError("Simulator.step called before reset(world)")
+        result = self._step(action, target, pixel)
+        self.steps += 1
+        self.failures += not result.success
+        return result
+
+    def _step(self, action: str, target: str | None, pixel: tuple[int, int] | None) -> StepResult:
         try:
             name = canonical_action(action)
         except ActionError as err:
