@@ -391,3 +391,16 @@ def test_program_run_on_a_gym_env_counts_in_its_episode_budget() -> None:
     assert truncated == (used + 1 >= 40)
     env.reset(options={"task": task})
     assert env.sim.steps == 0
+
+
+def test_flat_plan_repeating_steps_moves_every_instance() -> None:
+    world = generate_scene(1, "train", "kitchen", {"Apple": 2, "DiningTable": 1})
+    for o in world.objects.values():
+        o.is_open = o.type.openable  # every apple reachable without an OpenObject step
+    ex = executor(world)
+    plan = "PickupObject apple\nPutObject apple DiningTable\n" * 2
+    trace = ex.run(plan, mode="flat")
+    assert trace.failure is None, trace.failure
+    moved = [c.object for c in trace.calls if c.method == "pickup"]
+    assert len(set(moved)) == 2 and all(m.startswith("Apple") for m in moved)
+    assert all(ex.sim.world.objects[oid].parent.startswith("DiningTable") for oid in moved)

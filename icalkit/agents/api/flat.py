@@ -132,7 +132,11 @@ def parse_flat_plan(plan: str | list[str]) -> list[FlatStep]:
 
 def execute_step(step: FlatStep, cls: type[InteractionObject],
                  objects: dict[str, InteractionObject]) -> Any:
-    """Run one step; ``objects`` keeps one InteractionObject per class across steps."""
+    """Run one step; ``objects`` keeps one InteractionObject per class across steps.
+
+    After a successful ``PutObject X Y``, X is forgotten, so the next step naming X resolves a
+    fresh instance (unclaimed first): "put all mugs in the sink" plans repeat the same steps.
+    """
     method, _, _ = FLAT_ACTIONS[step.action]
 
     def obj(name: str) -> InteractionObject:
@@ -150,5 +154,10 @@ def execute_step(step: FlatStep, cls: type[InteractionObject],
                                    f"{step.objects[0]}.")
             subject = cls(cls.runtime.world.objects[held].object_type, object_instance=held)
             target = obj(step.objects[0])
-        return getattr(subject, method)(target)
+        result = getattr(subject, method)(target)
+        if method == "place":
+            for name, bound in list(objects.items()):
+                if bound is subject:
+                    del objects[name]
+        return result
     return getattr(obj(step.objects[0]), method)()
