@@ -419,3 +419,19 @@ def test_env_rewards_and_terminates_when_the_goal_checker_says_success():
     obs, reward, term, trunc, info = env.step({"action": "ToggleOn", "target": machine})
     assert reward == 1.0 and term and not trunc
     assert info["goal_progress"]["satisfied"] == info["goal_progress"]["total"]
+
+
+def test_held_object_metadata_follows_the_agent():
+    sim = kitchen()
+    mug = first(sim, "Mug")
+    do(sim, "Pickup", mug)
+
+    def position(oid: str) -> tuple:
+        meta = next(m for m in sim.world.metadata() if m["objectId"] == oid)
+        return tuple(meta["position"].values())
+
+    assert position(mug) == sim.world.hand_position()
+    before = position(mug)
+    for action in ("Turn Left", "Turn Left"):
+        assert sim.step(action).success
+    assert position(mug) == sim.world.hand_position() != before

@@ -85,3 +85,37 @@ def test_in_process_vllm_backend_in_vllm_venv(tmp_path):
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     gen = json.loads(lines[0][len("RESULT"):])
     assert gen["backend"] == "vllm" and "4" in gen["texts"][0] and gen["completion_tokens"] > 0
+
+
+def test_ical_cli_runs_unchanged_against_the_vllm_server(tmp_path):
+    """`icalkit ical` with llm.backend=openai on a real server; the re-run replays from the cache."""
+    from icalkit.cli import main
+    from icalkit.data_gen.demos import run_episode
+    from icalkit.data_gen.results_file import read_jsonl
+    from icalkit.envs.factory import make_env
+    from icalkit.envs.household.tasks.sampler import sample_tasks
+
+    demos = tmp_path / "demos"
+    demos.mkdir()
+    env = make_env("household", render_obs=False)
+    (task,) = sample_tasks(["Coffee"], 1, "train", 0)
+    episode, _ = run_episode(env, task, "noisy", noise=0.2, seed=1, keep_frames=False)
+    (demos / "episodes.jsonl").write_text(episode.to_json() + "\n")
+    port = free_port()
+    with serve_vllm(default_model_dir(), port, python=VLLM_PYTHON, served_model_name="smollm2",
+                    enforce_eager=True, log_path=tmp_path / "vllm.log", timeout=600) as url:
+        common = [f"demos_dir={demos}", "llm.backend=openai", "llm.model=smollm2", f"llm.base_url={url}",
+                  f"llm.cache_path={tmp_path / 'cache.sqlite'}", "wandb.enabled=false", "env.render=false",
+                  "memory.image_embedder.kind=none", "max_new_tokens=128", "n_feedbacks=1"]
+        runs = []
+        for name in ("first", "rerun"):
+            out = tmp_path / name
+            assert main(["ical", *common, f"out_dir={out}", f"memory.path={out / 'memory.db'}"]) == 0
+            (record,) = read_jsonl(out / "results.jsonl")
+            assert (out / "summary.json").is_file()
+            runs.append(record)
+    first, rerun = runs
+    assert first["usage"]["calls"] >= 1 and first["usage"]["cached"] == 0
+    assert first["usage"]["completion_tokens"] > 0
+    assert rerun["usage"]["cached"] == rerun["usage"]["calls"] == first["usage"]["calls"]
+    assert rerun["status"] == first["status"]

@@ -23,6 +23,7 @@ GRID = 0.25
 YAWS = (0, 90, 180, 270)
 PITCHES = (-30, 0, 30, 60)
 INTERACT_DISTANCE = 1.5
+HAND_REACH, HAND_HEIGHT = 0.3, 1.0  # held objects sit this far in front of the agent, this high
 
 
 @dataclass
@@ -70,6 +71,8 @@ class SimObject:
         elif self.parent:
             parents = [self.parent]
         x, y, z = self.position
+        if world is not None and world.held is not None and (world.held == self.object_id or world.held in parents):
+            x, y, z = world.hand_position()
         return {
             "objectId": self.object_id,
             "objectType": self.object_type,
@@ -152,6 +155,12 @@ class World:
         n = self.id_counters.get(object_type, 0) + 1
         self.id_counters[object_type] = n
         return f"{object_type}_{n}"
+
+    def hand_position(self) -> tuple[float, float, float]:
+        """Where a held object is: ``HAND_REACH`` m in front of the agent at ``HAND_HEIGHT``."""
+        a = self.agent
+        di, dj = a.forward_delta()
+        return (round(a.x + di * HAND_REACH, 4), HAND_HEIGHT, round(a.z + dj * HAND_REACH, 4))
 
     def of_type(self, object_type: str) -> list[SimObject]:
         return [o for o in self.objects.values() if o.object_type == object_type]
