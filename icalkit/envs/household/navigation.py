@@ -13,12 +13,11 @@ from collections import deque
 
 import numpy as np
 
+from icalkit.envs.household.layout_cache import layout_table
 from icalkit.envs.household.reach import reach_distance, sees
 from icalkit.envs.household.state import GRID, INTERACT_DISTANCE, PITCHES, AgentPose, SimObject, World
 
 _STEP = {0: (0, 1), 90: (1, 0), 180: (0, -1), 270: (-1, 0)}
-_FREE_CACHE: dict[int, tuple[np.ndarray, frozenset[tuple[int, int]]]] = {}
-_POSE_CACHE: dict[tuple, tuple[np.ndarray, dict[tuple[int, int, int], list[int]]]] = {}
 
 
 class NavigationError(ValueError):
@@ -26,33 +25,24 @@ class NavigationError(ValueError):
 
 
 def free_cells(world: World) -> frozenset[tuple[int, int]]:
-    """Unblocked grid cells (cached per occupancy grid; furniture never moves)."""
-    key = id(world.blocked)
-    hit = _FREE_CACHE.get(key)
-    if hit is not None and hit[0] is world.blocked:
-        return hit[1]
-    cells = frozenset((int(i), int(j)) for i, j in np.argwhere(~world.blocked))
-    if len(_FREE_CACHE) > 32:
-        _FREE_CACHE.clear()
-    _FREE_CACHE[key] = (world.blocked, cells)
-    return cells
+    """Unblocked grid cells (memoised per furniture layout)."""
+    table = layout_table(world, "free_cells")
+    if "cells" not in table:
+        table["cells"] = frozenset((int(i), int(j)) for i, j in np.argwhere(~world.blocked))
+    return table["cells"]
 
 
 def interaction_poses(world: World, obj: SimObject, margin: float = 0.02) -> dict[tuple[int, int, int], list[int]]:
     """(i, j, yaw) -> pitches from which ``obj`` is seen and within interaction distance.
 
-    Cached per occupancy grid, object id, position, receptacle and footprint (furniture never
+    Memoised per furniture layout, object id, position, receptacle and footprint (furniture never
     moves, so the line of sight past it is fixed too).
     """
-    key = (id(world.blocked), obj.object_id, obj.position, obj.parent, obj.cells, margin)
-    hit = _POSE_CACHE.get(key)
-    if hit is not None and hit[0] is world.blocked:
-        return hit[1]
-    if len(_POSE_CACHE) > 4096:
-        _POSE_CACHE.clear()
-    out = _compute_poses(world, obj, margin)
-    _POSE_CACHE[key] = (world.blocked, out)
-    return out
+    table = layout_table(world, "interaction_poses", max_entries=4096)
+    key = (obj.object_id, obj.position, obj.parent, obj.cells, margin)
+    if key not in table:
+        table[key] = _compute_poses(world, obj, margin)
+    return table[key]
 
 
 def _compute_poses(world: World, obj: SimObject, margin: float) -> dict[tuple[int, int, int], list[int]]:

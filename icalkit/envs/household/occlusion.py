@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 
 from icalkit.envs.household.camera import EYE_HEIGHT
+from icalkit.envs.household.layout_cache import layout_table
 from icalkit.envs.household.render_style import furniture_top
 from icalkit.envs.household.state import GRID, AgentPose, SimObject, World
 
@@ -20,25 +21,18 @@ Cell = tuple[int, int]
 STEP = 0.05  # metres between samples of the sight line
 TOLERANCE = 0.02  # a box must rise this far above the sight line to block it
 
-_OWNERS: dict[int, tuple[object, dict[Cell, tuple[tuple[str, float], ...]]]] = {}
-
-
 def cell_owners(world: World) -> dict[Cell, tuple[tuple[str, float], ...]]:
-    """Grid cell -> ((furniture id, box top), ...); cached per world (furniture never moves)."""
-    hit = _OWNERS.get(id(world))
-    if hit is not None and hit[0] is world.blocked:
-        return hit[1]
-    owners: dict[Cell, list[tuple[str, float]]] = {}
-    for o in world.objects.values():
-        if o.cells and not o.type.pickupable:
-            top = furniture_top(o.object_type, o.type.size[1])
-            for c in o.cells:
-                owners.setdefault(c, []).append((o.object_id, top))
-    if len(_OWNERS) > 256:
-        _OWNERS.clear()
-    table = {c: tuple(v) for c, v in owners.items()}
-    _OWNERS[id(world)] = (world.blocked, table)
-    return table
+    """Grid cell -> ((furniture id, box top), ...); memoised per furniture layout."""
+    table = layout_table(world, "cell_owners")
+    if "owners" not in table:
+        owners: dict[Cell, list[tuple[str, float]]] = {}
+        for o in world.objects.values():
+            if o.cells and not o.type.pickupable:
+                top = furniture_top(o.object_type, o.type.size[1])
+                for c in o.cells:
+                    owners.setdefault(c, []).append((o.object_id, top))
+        table["owners"] = {c: tuple(v) for c, v in owners.items()}
+    return table["owners"]
 
 
 def cell_of(x: float, z: float) -> Cell:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from icalkit.envs.household.camera import EYE_HEIGHT, FOV, NEAR, camera_axes
+from icalkit.envs.household.layout_cache import layout_table
 from icalkit.envs.household.occlusion import line_of_sight, transparent_to
 from icalkit.envs.household.state import GRID, AgentPose, SimObject, World
 
@@ -80,28 +81,18 @@ def view_test(pose: AgentPose) -> Callable[[Point], bool]:
     return _view_test(pose.i, pose.j, pose.yaw, pose.pitch)
 
 
-_SEEN: dict[int, tuple[object, dict[tuple, bool]]] = {}
-
-
 def sees(obj: SimObject, pose: AgentPose, world: World | None = None) -> bool:
     """Whether the camera sees the object's centre or (furniture) any point of its top surface.
 
     With ``world``, a point also needs a line of sight past the furniture (:mod:`occlusion`);
-    furniture never moves, so that answer is cached per grid, object place and pose.
+    furniture never moves, so that answer is memoised per layout, object place and pose.
     """
     if world is None:
         return _sees(obj, pose, None)
-    grid = _SEEN.get(id(world.blocked))
-    if grid is None or grid[0] is not world.blocked:
-        if len(_SEEN) > 64:
-            _SEEN.clear()
-        grid = _SEEN[id(world.blocked)] = (world.blocked, {})
-    table = grid[1]
+    table = layout_table(world, "sees", max_entries=200_000)
     key = (obj.object_id, obj.position, obj.parent, pose.i, pose.j, pose.yaw, pose.pitch)
     hit = table.get(key)
     if hit is None:
-        if len(table) > 200_000:
-            table.clear()
         hit = table[key] = _sees(obj, pose, world)
     return hit
 

@@ -1,0 +1,28 @@
+"""Memo tables for facts that depend only on a scene's furniture layout, which never moves.
+
+A layout is identified by its occupancy grid (``world.blocked``, one array per built world); the
+table for a grid lives while the grid is among the last ``MAX_LAYOUTS`` used. Navigation (free
+cells, interaction poses) and visibility (furniture per cell, line-of-sight answers) use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from icalkit.envs.household.state import World
+
+MAX_LAYOUTS = 16
+_TABLES: dict[int, tuple[object, dict[str, dict]]] = {}
+
+
+def layout_table(world: World, name: str, max_entries: int = 100_000) -> dict[Any, Any]:
+    """The memo dict called ``name`` for ``world``'s layout (emptied when it exceeds ``max_entries``)."""
+    entry = _TABLES.get(id(world.blocked))
+    if entry is None or entry[0] is not world.blocked:  # the id of a freed grid was reused
+        if len(_TABLES) >= MAX_LAYOUTS:
+            _TABLES.clear()
+        entry = _TABLES[id(world.blocked)] = (world.blocked, {})
+    table = entry[1].setdefault(name, {})
+    if len(table) > max_entries:
+        table.clear()
+    return table
