@@ -8,6 +8,7 @@ executor, feedback, memory and embedder are the real ones.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -32,7 +33,7 @@ from icalkit.data_gen.ical_steps import (
     parse_update,
     predicted_changes,
 )
-from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.data_gen.programs import ReplayMismatch, trajectory_to_program
 from icalkit.envs.factory import make_env
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.sampler import sample_tasks
@@ -147,6 +148,18 @@ def test_parse_update_keeps_previous_and_adds_lesson():
     assert new.summary == "old summary" and new.plan == ["fill the mug"]
     assert new.comments[0] == "c1" and "coffee machine" in new.comments[-1]
     assert predicted_changes("a.change_state('dirty', False)\nb.pickup()") == ["a.change_state('dirty', False)"]
+
+
+def test_demo_that_no_longer_replays_is_recorded_not_crashed(demos, memory, tmp_path):
+    noisy = copy.deepcopy(coffee(demos)[0])
+    k = next(i for i, st in enumerate(noisy["steps"]) if st["action"] == "Pickup" and st["success"])
+    noisy["steps"][k]["success"] = False  # as if recorded on another simulator version
+    with pytest.raises(ReplayMismatch, match=f"step {k} \\(Pickup .*\\) was recorded as a failure but succeeds now"):
+        program_of(noisy)
+    llm = ScriptedLLM([])
+    (rec,) = run_ical(learner(memory, llm), [noisy], tmp_path / "run", progress=False)
+    assert rec["status"] == "bad_demo" and noisy["episode_id"] in rec["error"] and "collect it again" in rec["error"]
+    assert rec["usage"]["calls"] == 0 and len(memory) == 0 and llm.prompts == []
 
 
 @pytest.mark.parametrize("kind", sorted(MALFORMED))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from icalkit.commands import demos as demos_cmd
 from icalkit.commands import ical as ical_cmd
@@ -15,8 +18,10 @@ demonstrations (JSONL + Hugging Face datasets), writes a few frames as PNG and p
 per-task-type table.
 Stage 2: executes a program step by step in the sandbox and prints the feedback of each attempt.
 Stage 3: runs the ICAL loop on a handful of the noisy demonstrations with the default model
-(SmolLM2-135M on CPU unless `ical.llm.*` says otherwise) and prints what was learned.
-Stage 4: plans a few unseen (valid_unseen) tasks with the learned memory and prints what succeeded.
+(SmolLM2-135M on CPU unless `ical.llm.*` says otherwise) and prints what was learned; then the
+same demonstrations through the human-in-the-loop phase alone (the `abstraction=false` ablation).
+Stage 4: plans a few unseen (valid_unseen) tasks with the learned memory (the ablation's memory
+if full ICAL learned nothing, said so) and prints what succeeded.
 Every stage resumes: re-running skips finished work (and the LLM response cache replays).
 
 Examples:
@@ -45,6 +50,11 @@ def _print_learned(out_dir: str) -> None:
               f"LLM calls={r.get('usage', {}).get('calls', 0)}")
 
 
+def _learned(out_dir: str) -> int:
+    """Examples an ICAL run stored (from its summary.json)."""
+    return int(json.loads((Path(out_dir) / "summary.json").read_text())["memory_size"])
+
+
 def run(cfg: Config) -> int:
     """Stages 1-4; each writes under ``out_dir``."""
     from icalkit.agents.executor_demo import run_demo
@@ -62,7 +72,17 @@ def run(cfg: Config) -> int:
     print(f"\n== stage 3: ICAL on {cfg.ical.limit or 'all'} noisy demonstrations ==")
     ical_cmd.run(cfg.ical)
     _print_learned(cfg.ical.out_dir)
-    print(f"\n== stage 4: planning {cfg.plan.limit or 'all'} unseen tasks with the learned memory ==")
+    print("\n== stage 3b: the same demonstrations, human-in-the-loop phase only (abstraction=false) ==")
+    hitl = copy.deepcopy(cfg.ical)
+    hitl.abstraction, hitl.out_dir = False, f"{cfg.out_dir}/ical_hitl_only"
+    hitl.memory.path = f"{hitl.out_dir}/memory.db"
+    ical_cmd.run(hitl)
+    _print_learned(hitl.out_dir)
+    memory = "the ICAL memory"
+    if _learned(cfg.ical.out_dir) == 0 and _learned(hitl.out_dir) > 0:
+        cfg.plan.memory.path, memory = hitl.memory.path, "the memory of stage 3b (full ICAL learned nothing)"
+        cfg.plan.out_dir = f"{cfg.out_dir}/plan_with_hitl_only_memory"  # results of another memory
+    print(f"\n== stage 4: planning {cfg.plan.limit or 'all'} unseen tasks with {memory} ==")
     plan_cmd.run(cfg.plan)
     print(f"\nall outputs under {cfg.out_dir}")
     return 0

@@ -58,7 +58,7 @@ from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.example import Example, ExampleStats, Provenance
 
 FeedbackFn = Callable[[Execution, Any], str]
-STATUSES = ("learned", "relabeled", "failed", "parse_failed", "skipped_empty")
+STATUSES = ("learned", "relabeled", "failed", "parse_failed", "skipped_empty", "bad_demo")
 
 
 @dataclass
@@ -155,9 +155,12 @@ class ICALLearner:
         start = time.perf_counter()
         task = Task.from_dict(episode["task"])
         world = build_world(task)
-        demo_program = trajectory_to_program(world, episode["steps"])
         res = DemoResult(episode["episode_id"], task.task_id, task.task_type, "skipped_empty")
         usage = CallStats()
+        try:
+            demo_program = trajectory_to_program(world, episode["steps"])
+        except ValueError as exc:  # unreadable steps, or a recording this simulator does not reproduce
+            res.status, res.error, demo_program = "bad_demo", f"{episode['episode_id']}: {exc}", ""
         if demo_program.strip():
             if self.prompter is not None:
                 self.prompter.last_output = ""

@@ -47,8 +47,23 @@ def _normalize(step: Any) -> tuple[str, str | None]:
                      f"a dict with 'action'/'target', or an object with .action/.target")
 
 
+class ReplayMismatch(ValueError):
+    """A recorded step's success differs from what the simulator gives when it is replayed."""
+
+
+def _recorded_success(step: Any) -> bool | None:
+    value = step.get("success") if isinstance(step, dict) else getattr(step, "success", None)
+    return value if isinstance(value, bool) else None
+
+
 def replay(world: World, steps: Iterable[Any]) -> tuple[list[_Event], World]:
-    """Replay primitives on a copy of ``world``; returns the events and the final world."""
+    """Replay primitives on a copy of ``world``; returns the events and the final world.
+
+    Raises:
+        ValueError: a step is not a primitive action.
+        ReplayMismatch: a step that records its success (a demonstration's dict or StepResult)
+            turns out differently now: the file was recorded on another world or simulator version.
+    """
     sim = Simulator(copy.deepcopy(world))
     events: list[_Event] = []
     for k, raw in enumerate(steps):
@@ -59,6 +74,13 @@ def replay(world: World, steps: Iterable[Any]) -> tuple[list[_Event], World]:
             raise ValueError(f"step {k}: {exc}") from None
         held = sim.world.held
         result = sim.step(action, target=target)
+        recorded = _recorded_success(raw)
+        if recorded is not None and recorded != result.success:
+            now = f"fails now: {result.error}" if not result.success else "succeeds now"
+            raise ReplayMismatch(
+                f"step {k} ({action}{' ' + target if target else ''}) was recorded as "
+                f"{'a success' if recorded else 'a failure'} but {now}; the demonstration was "
+                "recorded on another scene or simulator version: collect it again")
         events.append(_Event(action, result.target or target, result.success, held))
     return events, sim.world
 
