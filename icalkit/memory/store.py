@@ -128,8 +128,8 @@ class RecordStore:
     def _enable_wal(self, conn: sqlite3.Connection) -> None:
         """Switch to WAL, retrying while another process opening the same new file holds the lock.
 
-        SQLite does not call the busy handler for a journal-mode change, so two processes
-        creating one store at once would otherwise see "database is locked".
+        Two processes creating one store at once can get "database is locked" from the
+        journal-mode change at once, busy timeout or not (seen in CI), so it is retried.
         """
         deadline = time.monotonic() + self.timeout_s
         while True:
