@@ -379,13 +379,15 @@ def test_program_run_on_a_gym_env_counts_in_its_episode_budget() -> None:
     from icalkit.envs.household.env import HouseholdEnv
 
     task, _ = registry_task("Coffee", 0)
-    env = HouseholdEnv(render_obs=False, max_steps=40)
-    env.reset(options={"task": task})
+    env = HouseholdEnv(render_obs=True, frame_size=64, max_steps=40)
+    first, _ = env.reset(options={"task": task})
     # the mug is in a closed cabinet: navigation succeeds, the pickup fails
     trace = Executor(env).run("mug = InteractionObject('Mug')\nmug.go_to()\nmug.pickup()\n", task)
     used = trace.steps
     assert trace.failure is not None and trace.failure.line == 3
     assert used > 1 and env.sim.steps == used and env.sim.failures == 1
+    now = env.observation()  # the program moved the agent: the env shows where it is now
+    assert now["text_state"] != first["text_state"] and (now["rgb"] != first["rgb"]).any()
     _, _, _, truncated, info = env.step("Look Up")
     assert info["steps"] == used + 1 and info["failures"] == 1 + (not info["action_success"])
     assert truncated == (used + 1 >= 40)

@@ -111,6 +111,12 @@ class HouseholdEnv(gym.Env):
                                               or self.sim.failures >= self.max_failures)
         return self._observe(result.success, result.error), float(newly), terminated, truncated, info
 
+    def observation(self) -> dict:
+        """The current observation, e.g. after a program ran on ``self.sim`` through the executor."""
+        if self.world is None:
+            raise RuntimeError("call reset() before observation()")
+        return self._observe(True, "")
+
     def render(self) -> np.ndarray | None:
         """The last RGB frame (render_mode "rgb_array")."""
         if self.render_mode != "rgb_array":
