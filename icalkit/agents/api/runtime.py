@@ -103,7 +103,7 @@ class ApiRuntime:
             raise ValueError("the simulator has no world; call sim.reset(world) first")
         self.sim = sim
         self.config = config or ApiConfig()
-        self.steps = 0
+        self._first_step = sim.steps
         self.failures = 0
         self.calls: list[ApiCall] = []
         self.beliefs: list[tuple[str, str, Any]] = []
@@ -116,6 +116,11 @@ class ApiRuntime:
     @property
     def world(self) -> World:
         return self.sim.world
+
+    @property
+    def steps(self) -> int:
+        """Primitive actions sent since this runtime started (counted by the simulator)."""
+        return self.sim.steps - self._first_step
 
     # ------------------------------------------------------------------ call records
 
@@ -133,7 +138,6 @@ class ApiRuntime:
         """Send one primitive; raises ActionFailed with the simulator's message when it fails."""
         if self.steps >= self.config.max_steps:
             raise BudgetExceeded(f"the episode's limit of {self.config.max_steps} steps is used up")
-        self.steps += 1
         result = self.sim.step(action, target=target)
         if self._current is not None:
             self._current.primitives.append(Primitive(result.action, result.target, result.success,
