@@ -8,9 +8,13 @@ is checked recursively with the number of instances multiplied down; relations (
 
 Goal conditions are counted as TEACh counts them: per component, conditions x instances needed
 (for "all": x matching objects), plus one per head instance of each relation; unmet conditions
-of the best candidate objects (most conditions met) contribute what they already meet.
-Deliberate deviation: relation counts are capped per head entity at the instances needed, so
-``satisfied <= total`` always holds.
+of the best candidate objects (most conditions met) contribute what they already meet. A "the"
+relation picks its tail objects with TEACh's incremental rule (:func:`_check_the_tail`), and
+receptacles are looked up as TEACh does on AI2-THOR metadata, where ``parentReceptacles`` can be
+``None`` (:meth:`_State.parents`); on cyclic parent links, where TEACh never returns, the checker
+answers. Deliberate deviations unless ``teach_exact=True``: relation counts are capped per head
+entity at the instances needed, so ``satisfied <= total`` always holds, and an object missing
+altogether gets a description.
 """
 
 from __future__ import annotations
@@ -77,19 +81,36 @@ class _State:
                  teach_exact: bool = False) -> None:
         self.objects = list(objects)
         self.teach_exact = teach_exact
-        self.by_id = {o["objectId"]: o for o in self.objects}
+        self.by_id: dict[str, dict] = {}
+        for obj in self.objects:
+            self.by_id.setdefault(obj["objectId"], obj)  # the first one, as TEACh's lookup
         self.distances = distances or {}
 
     def parents(self, obj: dict) -> list[str]:
-        parents = obj.get("parentReceptacles")
-        if parents is not None:
-            return list(parents)
-        out, seen, p = [], {obj["objectId"]}, obj.get("simbotLastParentReceptacle")
-        while p and p not in seen and p in self.by_id:
-            out.append(p)
-            seen.add(p)
-            p = self.by_id[p].get("simbotLastParentReceptacle")
-        return out
+        """Receptacles holding ``obj``, directly or not, as TEACh's ``get_parent_receptacles``.
+
+        An object's own ``parentReceptacles`` list is the answer when it is not ``None`` (even
+        ``[]``). Otherwise (AI2-THOR leaves it ``None`` for some objects) the answer is its
+        ``simbotLastParentReceptacle`` (unless ``None`` or the object itself) followed by that
+        parent's answer, found the same way. Where TEACh would recurse forever on a cycle of
+        ``simbotLastParentReceptacle`` links, the walk stops at the first object seen again: every
+        id TEACh's endless list would contain is already in the answer.
+        """
+        out: list[str] = []
+        visited: set[str] = set()
+        cur = obj
+        while True:
+            listed = cur.get("parentReceptacles")
+            if listed is not None:
+                return out + list(listed)
+            visited.add(cur["objectId"])
+            last = cur.get("simbotLastParentReceptacle")
+            if last is None or last == cur["objectId"]:
+                return out
+            out.append(last)
+            if last in visited or last not in self.by_id:
+                return out
+            cur = self.by_id[last]
 
 
 def _type_matches(obj: dict | None, wanted: Any) -> bool:
@@ -245,30 +266,52 @@ def _check_relation(rel: dict, sat: dict, cand: dict, st: _State, n_task: int) -
                 steps += [(o["objectId"], desc) for o in bad[:need - len(good)]]
             sat_objs += good
         return _Out(ok, satisfied, total, steps, sat_objs, [])
-    # tail determiner "the": one tail object must hold all heads' instances
-    scored = []
-    for t in tail_objs:
-        per_head = []
+    return _check_the_tail(heads, tail_objs, values, desc, n_task, total)
+
+
+_PerHead = list[tuple[int, list[dict], list[dict]]]  # per head entity: (needed, good, bad)
+
+
+def _check_the_tail(heads: list[tuple[str, list[dict]]], tail_objs: list[dict], values: Any,
+                    desc: str, n_task: int, total: int) -> _Out:
+    """Tail determiner "the": ``n_task`` tail objects must each hold every head's instances.
+
+    Tail objects are scanned in order, as TEACh does: complete ones are kept until ``n_task`` are
+    found; each unfinished one goes into a short list of the best candidates ahead of the first
+    kept candidate it beats in complete heads *or* in placed instances (TEACh's rule, not a
+    lexicographic sort), and the list is cut to the number of tail objects still missing. Counts
+    and blamed head objects come from the complete tail objects and those candidates.
+    """
+    complete: list[_PerHead] = []
+    best: list[tuple[int, int, _PerHead]] = []  # unfinished: (heads complete, instances placed, ...)
+    for tail in tail_objs:
+        per_head: _PerHead = []
         for det, objs in heads:
             if det == "0":
                 continue
-            good = [o for o in objs if t["objectId"] in values(o)]
-            bad = [o for o in objs if t["objectId"] not in values(o)]
-            need = len(objs) if det == "all" else _needed(det, 1, 0)
-            per_head.append((need, good, bad))
-        n_ok = sum(len(g) >= need for need, g, _ in per_head)
-        n_inst = sum(min(need, len(g)) for need, g, _ in per_head)
-        scored.append((n_ok == len(per_head), n_ok, n_inst, per_head))
-    scored.sort(key=lambda s: (-s[0], -s[1], -s[2]))
-    chosen = scored[:n_task]
+            good = [o for o in objs if tail["objectId"] in values(o)]
+            bad = [o for o in objs if tail["objectId"] not in values(o)]
+            per_head.append((len(objs) if det == "all" else _needed(det, 1, 0), good, bad))
+        n_ok = sum(len(good) >= need for need, good, _ in per_head)
+        if n_ok == len(per_head):
+            complete.append(per_head)
+            if len(complete) >= n_task:
+                break
+            continue
+        n_inst = sum(min(need, len(good)) for need, good, _ in per_head)
+        pos = next((i for i, (ok_i, inst_i, _) in enumerate(best) if n_ok > ok_i or n_inst > inst_i),
+                   len(best))
+        best.insert(pos, (n_ok, n_inst, per_head))
+        del best[max(0, n_task - len(complete)):]
     satisfied, steps, sat_objs = 0, [], []
-    for _, _, n_inst, per_head in chosen:
+    for per_head in complete[:n_task]:
+        satisfied += sum(min(need, len(good)) for need, good, _ in per_head)
+        sat_objs += [o for _, good, _ in per_head for o in good]
+    for _, n_inst, per_head in best[:max(0, n_task - len(complete))]:
         satisfied += n_inst
-        for need, good, bad in per_head:
-            sat_objs += good
-            steps += [(o["objectId"], desc) for o in bad[:max(0, need - len(good))]]
-    ok = sum(s[0] for s in scored) >= n_task
-    return _Out(ok, satisfied, total, steps, sat_objs, [])
+        steps += [(o["objectId"], desc) for need, good, bad in per_head
+                  for o in bad[:max(0, need - len(good))]]
+    return _Out(len(complete) >= n_task, satisfied, total, steps, sat_objs, [])
 
 
 def _check_task(task: ResolvedTask, st: _State, n_inst: int = 1) -> tuple[_Out, bool]:
