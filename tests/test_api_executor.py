@@ -140,10 +140,15 @@ def test_step_and_failure_budgets(kitchen: World) -> None:
     assert trace.steps == 3
     ex = executor(kitchen, max_failures=2)
     loop = "t = InteractionObject('Toaster')\nfor i in range(10):\n    t.pickup()\n"
-    assert ex.run(loop).failure.kind == "action"
-    ex.run(loop)
-    trace = ex.run(loop)  # third failure of the episode exceeds the budget
-    assert trace.failure.kind == "limit" and "more than 2 failed actions" in trace.failure.message
+    first = ex.run(loop)
+    assert first.failure.kind == "action" and first.failures == 1
+    second = ex.run(loop)  # the episode's second failed primitive reaches the budget (>=, as the env)
+    assert second.failure.kind == "limit" and second.failures == 2
+    assert "limit of 2 failed actions is reached (last: The Toaster cannot be picked up" \
+        in second.failure.message
+    assert second.calls[0].success is False
+    third = ex.run(loop)  # nothing more is sent once the budget is used up
+    assert third.failure.kind == "limit" and third.steps == second.steps
 
 
 def test_flat_plan_parsing_is_robust() -> None:

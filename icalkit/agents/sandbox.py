@@ -120,9 +120,13 @@ class Sandbox:
 
     def compile(self, source: str) -> Any:
         """Validate, instrument and compile a program to a code object."""
-        tree = Instrumenter().visit(self.check(source))
-        ast.fix_missing_locations(tree)
-        return compile(tree, PROGRAM_FILENAME, "exec")
+        tree = self.check(source)
+        try:
+            tree = ast.fix_missing_locations(Instrumenter().visit(tree))
+            return compile(tree, PROGRAM_FILENAME, "exec")
+        except (RecursionError, MemoryError, ValueError, SyntaxError) as exc:
+            raise SandboxRefused(0, "program cannot be compiled", type(exc).__name__,
+                                 verdict="") from None
 
     def run(self, source: str) -> SandboxResult:
         """Run a program; never raises for anything the program does (limits, errors, refusals)."""
@@ -156,7 +160,10 @@ class Sandbox:
             except SandboxLimitExceeded as exc:
                 line = _program_line(exc)
                 return SandboxResult(False, "limit", _at_line(line, str(exc)), line, exc)
-            except (Exception, RecursionError, MemoryError) as exc:  # program or API error
+            except MemoryError as exc:  # the worker's address-space limit (RLIMIT_AS)
+                line = _program_line(exc)
+                return SandboxResult(False, "limit", _at_line(line, "memory limit reached"), line, exc)
+            except Exception as exc:  # program or API error (RecursionError included)
                 line = _program_line(exc)
                 msg = f"{type(exc).__name__}: {exc}"
                 return SandboxResult(False, "error", _at_line(line, msg), line, exc)

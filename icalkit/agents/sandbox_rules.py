@@ -57,6 +57,7 @@ _ALLOWED_NODES = tuple(
 )
 _GUARDED_OPS = {ast.Add: "add", ast.Mult: "mul", ast.Pow: "pow", ast.LShift: "lshift", ast.Mod: "mod"}
 _SEQUENCES = (str, bytes, list, tuple)
+MAX_AST_DEPTH = 100  # syntax-tree levels; plans need a handful, attacks need hundreds
 
 class SandboxRefused(ValueError):
     """The program breaks a sandbox rule; raised before anything runs."""
@@ -183,6 +184,18 @@ class Instrumenter(ast.NodeTransformer):
         return node
 
 
+def _check_depth(tree: ast.Module, max_depth: int = MAX_AST_DEPTH) -> None:
+    """Refuse syntax trees deeper than ``max_depth`` (iteratively: no recursion limit to hit)."""
+    stack = [(tree, 0, 0)]
+    while stack:
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        if depth > max_depth:
+            raise SandboxRefused(line, "expression", f"nested more than {max_depth} levels deep",
+                                 verdict="is too deep")
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+
+
 def validate(source: str, callables: Iterable[str], attributes: Iterable[str],
              max_source_chars: int = 20_000) -> ast.Module:
     """Parse and check a program against the sandbox rules.
@@ -209,6 +222,7 @@ def validate(source: str, callables: Iterable[str], attributes: Iterable[str],
         raise SandboxRefused(exc.lineno or 0, "syntax error:", str(exc.msg), verdict="") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise SandboxRefused(0, "program cannot be parsed", type(exc).__name__, verdict="") from None
+    _check_depth(tree)
     safe_attrs = frozenset().union(*SAFE_METHODS.values())
     validator = _Validator(frozenset(callables) | SAFE_BUILTIN_NAMES,
                            frozenset(attributes) | safe_attrs)

@@ -2,20 +2,25 @@
 
 An :class:`ApiRuntime` wraps one :class:`~icalkit.envs.household.simulator.Simulator` for one
 episode. Every API call is recorded as an :class:`ApiCall` with the primitive actions it compiled
-to; every primitive counts toward the TEACh limits (``max_steps`` primitive actions and
-``max_failures`` failed API calls per episode). A failed API call raises :class:`ActionFailed`
-(the program stops there); running past a budget raises :class:`BudgetExceeded`.
+to; every primitive counts toward TEACh's episode budget (``max_steps`` primitive actions and
+``max_failures`` failed primitive actions since the simulator's reset, checked by
+:func:`~icalkit.envs.household.budget.budget_exhausted`, the same test the gym env truncates
+with). A failed API call raises :class:`ActionFailed` (the program stops there); reaching a budget
+raises :class:`BudgetExceeded`. A ``listener`` hears every call and primitive as it happens (the
+sandbox worker streams them to the executor's process).
 """
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from icalkit.agents.sandbox import SandboxLimitExceeded, current_program_line
 from icalkit.envs.household.actions import MOVES
+from icalkit.envs.household.budget import TEACH_MAX_FAILURES, TEACH_MAX_STEPS, budget_exhausted
 from icalkit.envs.household.navigation import NavigationError, path_to_object
-from icalkit.envs.household.simulator import Simulator
+from icalkit.envs.household.simulator import Simulator, StepResult
 from icalkit.envs.household.state import SimObject, World
 
 
@@ -28,7 +33,7 @@ class ActionFailed(Exception):
 
 
 class BudgetExceeded(SandboxLimitExceeded):
-    """The episode ran out of primitive steps or allowed failures (TEACh limits)."""
+    """The episode used up its primitive steps or allowed failed primitives (TEACh limits)."""
 
 
 @dataclass
@@ -37,13 +42,13 @@ class ApiConfig:
 
     Attributes:
         max_steps: primitive actions per episode (TEACh: 1000).
-        max_failures: failed API calls per episode (TEACh: 30).
+        max_failures: failed primitive actions per episode (TEACh: 30).
         oracle_object_map: resolve objects never seen yet from the simulator's ground truth (the
             agent "knows" the map); off: only visible or previously seen objects resolve.
     """
 
-    max_steps: int = 1000
-    max_failures: int = 30
+    max_steps: int = TEACH_MAX_STEPS
+    max_failures: int = TEACH_MAX_FAILURES
     oracle_object_map: bool = True
 
     def __post_init__(self) -> None:
@@ -90,8 +95,18 @@ class ApiCall:
         return asdict(self)
 
 
+class CallListener(Protocol):
+    """Hears a runtime's top-level calls and primitives as they happen."""
+
+    def call_started(self, record: ApiCall) -> None: ...
+
+    def primitive(self, p: Primitive) -> None: ...
+
+    def call_ended(self, record: ApiCall) -> None: ...
+
+
 class ApiRuntime:
-    """Steps the simulator for API calls and keeps the episode's counters and records.
+    """Steps the simulator for API calls and keeps the episode's records.
 
     Args:
         sim: simulator with a world already reset.
@@ -103,13 +118,12 @@ class ApiRuntime:
             raise ValueError("the simulator has no world; call sim.reset(world) first")
         self.sim = sim
         self.config = config or ApiConfig()
-        self._first_step = sim.steps
-        self.failures = 0
         self.calls: list[ApiCall] = []
         self.beliefs: list[tuple[str, str, Any]] = []
         self.claimed: set[str] = set()
         self.seen: set[str] = set(sim.visible_objects())
         self.line_override: int | None = None
+        self.listener: CallListener | None = None
         self._current: ApiCall | None = None
         self._last_reach: tuple | None = None
 
@@ -119,8 +133,18 @@ class ApiRuntime:
 
     @property
     def steps(self) -> int:
-        """Primitive actions sent since this runtime started (counted by the simulator)."""
-        return self.sim.steps - self._first_step
+        """Primitive actions sent in this episode (the simulator's count since its reset)."""
+        return self.sim.steps
+
+    @property
+    def failures(self) -> int:
+        """Failed primitive actions in this episode (the simulator's count since its reset)."""
+        return self.sim.failures
+
+    def over_budget(self) -> str | None:
+        """Why the episode's TEACh budget is used up, or None."""
+        return budget_exhausted(self.sim.steps, self.sim.failures, self.config.max_steps,
+                                self.config.max_failures)
 
     # ------------------------------------------------------------------ call records
 
@@ -128,23 +152,35 @@ class ApiRuntime:
         """Context recording a top-level API call (nested calls add to the outer record).
 
         ``subject`` and API-object ``args`` describe themselves with ``_api_label()`` (the
-        resolved id once known); other arguments are recorded with ``repr``.
+        resolved id once known); other arguments are recorded with a size-bounded ``repr``.
         """
         return _CallScope(self, method, subject, args)
 
     # ------------------------------------------------------------------ stepping
 
-    def step(self, action: str, target: str | None = None) -> None:
-        """Send one primitive; raises ActionFailed with the simulator's message when it fails."""
-        if self.steps >= self.config.max_steps:
-            raise BudgetExceeded(f"the episode's limit of {self.config.max_steps} steps is used up")
+    def apply(self, action: str, target: str | None = None) -> StepResult:
+        """Send one primitive to the simulator and note what came into view (no budget check)."""
         result = self.sim.step(action, target=target)
-        if self._current is not None:
-            self._current.primitives.append(Primitive(result.action, result.target, result.success,
-                                                      result.error))
         if result.success and (action in MOVES or action == "Open"):
             self.seen.update(self.sim.visible_objects())
+        return result
+
+    def step(self, action: str, target: str | None = None) -> None:
+        """Send one primitive; raises ActionFailed with the simulator's message when it fails,
+        BudgetExceeded when the episode's budget is (or, by this failure, becomes) used up."""
+        reason = self.over_budget()
+        if reason is not None:
+            raise BudgetExceeded(reason)
+        result = self.apply(action, target)
+        p = Primitive(result.action, result.target, result.success, result.error)
+        if self._current is not None:
+            self._current.primitives.append(p)
+        if self.listener is not None:
+            self.listener.primitive(p)
         if not result.success:
+            reason = self.over_budget()
+            if reason is not None:
+                raise BudgetExceeded(f"{reason} (last: {result.error})")
             raise ActionFailed(result.error)
 
     def navigate_to(self, obj: SimObject) -> None:
@@ -208,6 +244,8 @@ class _CallScope:
         self.record = ApiCall(self.method, self.subject._api_label(), [], line)
         rt.calls.append(self.record)
         rt._current = self.record
+        if rt.listener is not None:
+            rt.listener.call_started(self.record)
         return self.record
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
@@ -219,14 +257,20 @@ class _CallScope:
         record.object = self.subject._api_label()
         if self.args:
             record.args = [_describe(a) for a in self.args]
-        if isinstance(exc, ActionFailed):
+        if isinstance(exc, (ActionFailed, BudgetExceeded)):
             record.success, record.error = False, str(exc)
-            rt.failures += 1
-            if rt.failures > rt.config.max_failures:
-                raise BudgetExceeded(f"more than {rt.config.max_failures} failed actions in "
-                                     f"this episode (last: {exc})") from None
+        if rt.listener is not None:
+            rt.listener.call_ended(record)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 200
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 10
+_REPR.maxlevel = 3
 
 
 def _describe(value: Any) -> str:
+    """An argument's label: API objects name themselves, anything else a bounded repr (a huge
+    argument costs no more than a small one)."""
     label = getattr(value, "_api_label", None)
-    return label() if label is not None else repr(value)
+    return label() if label is not None else _REPR.repr(value)

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from icalkit.envs.household.actions import ACTIONS
+from icalkit.envs.household.budget import TEACH_MAX_FAILURES, TEACH_MAX_STEPS, budget_exhausted
 from icalkit.envs.household.scene import N_SEEN_LAYOUTS, build_world
 from icalkit.envs.household.simulator import Simulator, StepResult
 from icalkit.envs.household.state import World
@@ -50,8 +51,8 @@ class HouseholdEnv(gym.Env):
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
 
-    def __init__(self, frame_size: int = 128, render_obs: bool = True, max_steps: int = 1000,
-                 max_failures: int = 30, task_sampler: TaskSampler | None = None,
+    def __init__(self, frame_size: int = 128, render_obs: bool = True, max_steps: int = TEACH_MAX_STEPS,
+                 max_failures: int = TEACH_MAX_FAILURES, task_sampler: TaskSampler | None = None,
                  render_mode: str | None = None) -> None:
         for name, value in (("frame_size", frame_size), ("max_steps", max_steps), ("max_failures", max_failures)):
             if not isinstance(value, int) or value < 1:
@@ -107,8 +108,8 @@ class HouseholdEnv(gym.Env):
         newly = bool(progress.get("success")) and not self._succeeded
         self._succeeded |= newly
         terminated = (result.action == "Stop" and result.success) or self._succeeded
-        truncated = not terminated and (self.sim.steps >= self.max_steps
-                                              or self.sim.failures >= self.max_failures)
+        truncated = not terminated and budget_exhausted(
+            self.sim.steps, self.sim.failures, self.max_steps, self.max_failures) is not None
         return self._observe(result.success, result.error), float(newly), terminated, truncated, info
 
     def observation(self) -> dict:
