@@ -147,7 +147,7 @@ class ICALLearner:
         self.feedback_fn = feedback_fn or (lambda ex, env: program_feedback(ex.trace))
         self.limits = limits
         self.api = api_documentation()
-        self.model = getattr(getattr(prompter, "llm", None), "model_name", "") if prompter else ""
+        self.model = model_label(prompter.llm) if prompter is not None else ""
 
     # -- one demonstration -------------------------------------------------------------------
     def learn(self, episode: dict) -> DemoResult:
@@ -291,7 +291,11 @@ class ICALLearner:
               run: Execution, history: list, res: DemoResult, demo_id: str, frame: Any,
               relabeled: bool = False) -> None:
         s = self.settings
-        example_id = hashlib.sha256(f"{s.mode()}|{demo_id}".encode()).hexdigest()[:32]
+        # the model is named only when it was asked for this example (a raw program that succeeds
+        # with abstraction=false never reaches it)
+        model = self.model if res.prompt_ids else ""
+        prompts = "+".join(res.prompt_ids)
+        example_id = example_key(s.mode(), model, prompts, demo_id, relabeled)
         example = Example(
             task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
             dialogue=[f"{who}: {text}" for who, text in task.dialogue],
@@ -301,15 +305,36 @@ class ICALLearner:
             observed_changes=run.changes, abstraction_comments=abst.comments, feedback_history=history,
             success=bool(run.success or relabeled),
             stats=ExampleStats(env_steps=res.env_steps, attempts=res.attempts, resets=res.attempts),
-            provenance=Provenance(source="raw-demo" if s.raw_demos else s.source, model=self.model,
-                                  prompt_version="+".join(res.prompt_ids), demo_id=demo_id),
+            provenance=Provenance(source="raw-demo" if s.raw_demos else s.source, model=model,
+                                  prompt_version=prompts, demo_id=demo_id),
             relabeled=relabeled, example_id=example_id)
         try:
-            self.memory.get(example_id)  # already stored by a run killed before its result line
+            # stored already: by this run, killed before its results line, or by an earlier run
+            # with the same mode, model, prompts and demonstration
+            self.memory.get(example_id)
         except KeyError:
             self.memory.add(example, frame if self._visual() else None)
         res.status = "relabeled" if relabeled else "learned"
         res.example_id = example_id
+
+
+def model_label(llm: Any) -> str:
+    """The model's name for provenance: its ``model_name``, plus ``+adapter`` when one is loaded."""
+    identity = llm.cache_identity() if hasattr(llm, "cache_identity") else {}
+    name = str(identity.get("model") or getattr(llm, "model_name", ""))
+    adapter = identity.get("adapter")
+    return f"{name}+{adapter}" if adapter else name
+
+
+def example_key(mode: str, model: str, prompts: str, demo_id: str, relabeled: bool = False) -> str:
+    """Id of the example learned from ``demo_id``: a hash of everything that made it.
+
+    Two runs share an id only when the same mode, model (``""``: none was asked), prompt versions
+    and demonstration produced the example, so a second model writing into the same memory adds
+    its own example instead of being told the first model's is "learned".
+    """
+    key = json.dumps([mode, model, prompts, demo_id, relabeled])
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 # -- the resumable loop ------------------------------------------------------------------------

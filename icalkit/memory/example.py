@@ -32,7 +32,11 @@ class ExampleStats:
 
 @dataclass
 class Provenance:
-    """Where an example came from (model, prompt version, demonstration, source kind)."""
+    """Where an example came from (model, prompt version, demonstration, source kind).
+
+    ``model`` and ``prompt_version`` name the model and prompts that were actually asked for this
+    example; both are empty when none was (raw demonstrations, a raw program that succeeded).
+    """
 
     source: str = "agent"
     model: str = ""
