@@ -25,10 +25,10 @@ import torch
 from icalkit.agents.api.runtime import ApiConfig
 from icalkit.agents.executor import ExecutorLimits
 from icalkit.agents.llm_session import LLMSession
+from icalkit.data_gen.expert import reference_length
 from icalkit.data_gen.prag import PragAgent, PragConfig, round_table, run_prag, transition_table
 from icalkit.envs.household.tasks.sampler import sample_tasks
 from icalkit.memory.config import build_trajectory_db
-from icalkit.metrics import reference_length
 from icalkit.models.llm.factory import build_llm
 
 TASK_TYPES = ["Coffee", "Water Plant", "Boil X", "pick_and_place", "pick_clean_then_place",

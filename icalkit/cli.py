@@ -6,25 +6,27 @@ Usage::
 
 Each sub-command lives in ``icalkit/commands/<name>.py`` and declares ``Config`` (a typed
 dataclass), ``HELP`` (with a usage example) and ``run(cfg) -> int``. Configs come from the YAML
-file (default ``configs/<command>.yaml`` when it exists) plus dotted overrides, and are validated
-before anything expensive happens.
+file (default: the ``configs/<command>.yaml`` shipped beside the package, found from the package's
+location whatever the working directory; the dataclass defaults where none is shipped) plus dotted
+overrides, and are validated before anything expensive happens.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
-from pathlib import Path
 
-from icalkit.config import ConfigError, load_config, to_dict
+from icalkit.config import ConfigError, load_config, shipped_config, to_dict
 
 COMMANDS = {
     "sim": "play or inspect the household simulator",
     "demos": "collect expert and noisy demonstrations",
     "demo": "the end-to-end demo run by `make demo`",
     "ical": "learn abstracted examples from noisy demonstrations (ICAL)",
-    "plan": "evaluate the deployment planner (ICAL Algorithm S2, zero-shot, rerank, LLM-Planner)",
+    "eval": "evaluate methods on benchmark splits: ICAL's Table 1, per-type table, learning curve",
+    "report": "put evaluation runs side by side",
     "prag": "P-RAG rounds: progressive retrieval-augmented planning",
 }
 
@@ -43,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="commands:\n" + "\n".join(f"  {k:8s} {v}" for k, v in COMMANDS.items()),
     )
     parser.add_argument("command", help="sub-command, see below")
-    parser.add_argument("--config", help="YAML config (default: configs/<command>.yaml if present)")
+    parser.add_argument("--config", help="YAML config (default: icalkit's shipped configs/<command>.yaml)")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("overrides", nargs="*", help="dotted key=value overrides, e.g. env.frame_size=160")
     return parser
@@ -57,12 +59,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = _parser().parse_intermixed_args(argv)
     module = _command_module(args.command)
-    config_path = args.config
-    if config_path is None:
-        default = Path("configs") / f"{args.command}.yaml"
-        config_path = default if default.is_file() else None
+    config_path = args.config if args.config is not None else shipped_config(args.command)
+    overrides = list(args.overrides)
+    positional = getattr(module, "POSITIONAL", None)
+    if positional:  # bare arguments fill the command's list key, e.g. `icalkit report RUN_DIR...`
+        bare = [o for o in overrides if "=" not in o]
+        overrides = [o for o in overrides if "=" in o] + ([f"{positional}={json.dumps(bare)}"] if bare else [])
     try:
-        cfg = load_config(module.Config, config_path, args.overrides)
+        cfg = load_config(module.Config, config_path, overrides)
     except ConfigError as exc:
         print(f"icalkit {args.command}: config error: {exc}", file=sys.stderr)
         return 2

@@ -7,8 +7,6 @@ and the example memory (with the real MiniLM embedder) are the real ones.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from planner_doubles import ScriptedLLM, one_torch_thread, tiny_llm
 
@@ -155,24 +153,3 @@ def test_real_tiny_model_runs_one_episode(coffee, memory):
     res = agent.run_episode(coffee, sim_for(coffee))
     assert res.attempts == 2 and res.llm["calls"] >= 2 and res.llm["completion_tokens"] > 0
     assert res.model and not res.success
-
-
-def test_plan_command_end_to_end(tmp_path, capsys, memory):
-    """`icalkit plan` with a real (tiny) model folder and a memory: per-type table, plot, resume."""
-    from planner_doubles import save_tiny_model
-
-    from icalkit.cli import main
-
-    model = save_tiny_model(tmp_path / "tiny")
-    out = tmp_path / "run"
-    args = ["plan", "task_types=[Coffee]", "n_per_type=2", "limit=1", "planner.max_replans=1", "planner.k=2",
-            "llm.max_new_tokens=8", f"llm.model={model}", "llm.cache=false", f"memory.path={memory.store.path}",
-            f"out_dir={out}", "wandb.mode=disabled"]
-    assert main(args) == 0
-    assert "| Coffee | 1 |" in capsys.readouterr().out
-    rec = json.loads((out / "episodes.jsonl").read_text())
-    assert rec["ref_len"] > 0 and rec["attempts"] == 2 and len(rec["retrieved"]) == 2
-    assert (out / "results.png").is_file() and (out / "results.md").is_file()
-    assert main(args) == 0 and len((out / "episodes.jsonl").read_text().splitlines()) == 1  # resumed
-    with pytest.raises(SystemExit, match="icalkit ical"):
-        main([*args[:-2], f"memory.path={tmp_path / 'none.db'}", f"out_dir={out}"])

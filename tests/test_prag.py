@@ -86,7 +86,10 @@ def test_invalid_actions_reask_then_noop(tmp_path, embedder, coffee):
     assert rec["llm"]["calls"] == 6 and rec["llm"]["reasks"] == 3  # each step: answer + one re-ask
     assert "could not be used" in llm.prompts[1][-1]["content"]
     assert rec["trajectory"]["history"][0][1].startswith("invalid action:")
-    assert rec["ref_len_known"] is False
+    assert rec["ref_len"] is None  # unknown, never the agent's own length
+    assert rec["init_total"] == rec["total"] and rec["init_satisfied"] <= rec["init_total"]
+    row = round_table([rec])[0]
+    assert row["n_no_ref"] == 1 and row["spl"] == 0.0
 
 
 def test_failed_action_is_an_observation(tmp_path, embedder, coffee):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icalkit.envs.config import EnvConfig
+from icalkit.envs.household.tasks.registry import TFD_TYPES
 from icalkit.tracking import RunLogger, WandbConfig
 
 HELP = """icalkit demos — collect expert and noisy human-like demonstrations.
@@ -20,9 +21,6 @@ Examples:
   icalkit demos task_types='[Coffee, "Boil X"]' split=valid_unseen env.frame_size=160
 """
 
-TFD_TYPES = ["Coffee", "Water Plant", "Boil X", "Plate Of Toast", "Clean All X", "N Slices Of X In Y",
-             "N Cooked Slices Of X In Y", "Put All X On Y", "Put All X In One Y", "Salad", "Sandwich",
-             "Breakfast"]
 
 
 @dataclass

@@ -86,10 +86,10 @@ def run(cfg: Config) -> int:
     from icalkit.agents.executor import ExecutorLimits
     from icalkit.agents.llm_session import LLMSession
     from icalkit.config import to_dict
+    from icalkit.data_gen.expert import reference_length
     from icalkit.data_gen.prag import PragAgent, run_prag
     from icalkit.envs.household.tasks.sampler import sample_tasks
     from icalkit.memory.config import build_trajectory_db
-    from icalkit.metrics import reference_length
     from icalkit.models.llm.factory import build_llm_from_config
 
     if cfg.torch_threads:

@@ -195,3 +195,13 @@ def expert_actions(task: Task) -> list[dict]:
 
     Expert(Actor(world, step)).solve(task)
     return actions
+
+
+def reference_length(task: Task) -> int | None:
+    """Primitive actions of the expert's solution of ``task`` (None when the expert fails)."""
+    if task.reference_length:
+        return int(task.reference_length)
+    try:
+        return len(expert_actions(task))
+    except (SkillError, ValueError):
+        return None

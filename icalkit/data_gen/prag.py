@@ -96,6 +96,7 @@ class StepEpisode:
         self.goal = task_text(task, cfg.use_dialogue)
         self.history: list[tuple[str, str]] = []
         self.scene_graphs = [self.scene_graph()]
+        self.init_goal = self.goal_result()
         self.stats = CallStats()
         self.finished = self.stopped = False
         self.end_reason = ""
@@ -141,9 +142,9 @@ class StepEpisode:
                                 record_id=f"{phase}-r{round_idx}-{self.task.task_id}")
         return {"phase": phase, "round": round_idx, "task_id": self.task.task_id, "task_type": self.task.task_type,
                 "goal": self.goal, "success": goal.success, "satisfied": goal.satisfied, "total": goal.total,
+                "init_satisfied": self.init_goal.satisfied, "init_total": self.init_goal.total,
                 "steps": self.executor.runtime.steps, "hl_steps": len(self.history),
-                "ref_len": ref_len if ref_len is not None else self.executor.runtime.steps,
-                "ref_len_known": ref_len is not None, "stopped": self.stopped, "done": done,
+                "ref_len": ref_len, "stopped": self.stopped, "done": done,
                 "end_reason": self.end_reason, "invalid_actions": self.invalid, "retrieved": retrieved,
                 "model": model, "llm": self.stats.to_dict(),
                 "oracle": {"success_flag": self.cfg.oracle_success,
@@ -270,7 +271,7 @@ def round_table(records: Sequence[dict]) -> list[dict]:
     for (phase, r), recs in groups.items():
         m = aggregate(Episode.from_record(x) for x in recs)
         rows.append({"phase": phase, "round": r, "n": m["n"], "success_rate": m["sr"], "spl": m["spl"],
-                     "gc": m["gc"], "stop_rate": sum(x["stopped"] for x in recs) / len(recs),
+                     "n_no_ref": m["n_no_ref"], "gc": m["gc"], "stop_rate": sum(x["stopped"] for x in recs) / len(recs),
                      "invalid_per_episode": sum(x["invalid_actions"] for x in recs) / len(recs),
                      "hl_steps": sum(x["hl_steps"] for x in recs) / len(recs)})
     return rows

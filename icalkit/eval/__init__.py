@@ -1,1 +1,4 @@
-"""Evaluation harness, benchmark splits and reports (planned; metrics live in icalkit.metrics)."""
+"""Evaluation: benchmark splits, methods as configs, the parallel episode harness, reports.
+
+TEACh's metrics themselves live in :mod:`icalkit.metrics` (shared with P-RAG in ``data_gen``).
+"""

@@ -354,3 +354,9 @@ def choose_params(task_type: TaskType, room: str, rng: random.Random,
                                 f"allowed in a {room}; allowed values: {list(allowed)}")
         chosen[p.name] = value
     return {**chosen, **task_type.derive(chosen)}
+
+
+TFD_TYPES = ("Coffee", "Water Plant", "Boil X", "Plate Of Toast", "Clean All X", "N Slices Of X In Y",
+             "N Cooked Slices Of X In Y", "Put All X On Y", "Put All X In One Y", "Salad", "Sandwich",
+             "Breakfast")
+"""The 12 TEACh Task-from-Dialogue (TfD) task types, in TEACh's order."""

@@ -1,0 +1,160 @@
+"""``icalkit eval``: the evaluation harness (ICAL's Table 1, Table S3 and learning curve)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from icalkit.envs.config import EnvConfig
+from icalkit.eval.splits import SplitConfig
+from icalkit.memory.config import MemoryConfig
+from icalkit.models.llm.factory import LLMConfig
+from icalkit.tracking import WandbConfig
+
+HELP = """icalkit eval — evaluate methods on benchmark splits with TEACh's metrics.
+
+Each method is a YAML file (configs/methods/<name>.yaml: planner mode, memory, model); `name@N`
+cuts its memory to the first N examples. For every (method, split, task) the deployment agent
+plans, executes and re-plans; episodes run in `workers` processes whose model calls are batched
+in this process. Writes under out_dir: episodes.jsonl (one line per episode; a re-run resumes),
+errors.jsonl (episodes that failed; retried by a re-run), table1.md/.csv (SR, GC, PLW-SR,
+PLW-GC per method and split), per_type_<split>.md, learning_curve_<method>.md/.png,
+summary.json (metrics, episodes/hour, model-busy fraction) and a W&B run.
+
+Examples:
+  icalkit eval methods='[zero_shot, copy]' splits='[valid_unseen]'
+  icalkit eval methods='[ical, ical_no_abstraction, raw_kinesthetic]' split.preset=small workers=8
+  icalkit eval curve_method=ical curve_sizes='[0, 5, 10, 20]'
+  icalkit eval methods='[finetuned]' llm.backend=openai llm.base_url=http://127.0.0.1:8000/v1 llm.model=m
+"""
+
+
+@dataclass
+class Config:
+    methods: list[str] = field(default_factory=lambda: ["zero_shot", "copy"])
+    splits: list[str] = field(default_factory=lambda: ["valid_unseen", "valid_seen"])
+    split: SplitConfig = field(default_factory=SplitConfig)
+    curve_method: str = ""
+    curve_sizes: list[int] = field(default_factory=lambda: [0, 5, 10, 20])
+    env: EnvConfig = field(default_factory=lambda: EnvConfig(render=False))
+    llm: LLMConfig = field(default_factory=lambda: LLMConfig(max_new_tokens=384))
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    workers: int = 4
+    torch_threads: int = 0
+    oracle_object_map: bool = True
+    out_dir: str = "runs/eval"
+    wandb: WandbConfig = field(default_factory=WandbConfig)
+
+    def validate(self) -> None:
+        from icalkit.envs.household.tasks.task import SPLITS
+
+        bad = [s for s in self.splits if s not in SPLITS]
+        if bad or not self.splits:
+            raise ValueError(f"splits {bad or '[]'}: each must be one of {SPLITS}, at least one")
+        if not self.methods and not self.curve_method:
+            raise ValueError("no methods to evaluate: set methods or curve_method")
+        if self.workers < 0 or self.torch_threads < 0 or any(n < 0 for n in self.curve_sizes):
+            raise ValueError("workers, torch_threads and curve_sizes must be >= 0")
+
+
+def git_commit() -> str:
+    """The checkout's commit (empty outside a git checkout)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def resolve_methods(cfg: Config) -> tuple[dict, list[str]]:
+    """Methods by name (curve points included) and the problems of those that cannot run."""
+    from icalkit.eval.methods import load_method, method_problem
+
+    specs = list(cfg.methods) + [f"{cfg.curve_method}@{n}" for n in cfg.curve_sizes if cfg.curve_method]
+    methods, problems = {}, []
+    for spec in dict.fromkeys(specs):
+        method = load_method(spec)
+        problem = method_problem(method)
+        if problem:
+            problems.append(problem)
+        else:
+            methods[method.name] = method
+    return methods, problems
+
+
+def run(cfg: Config) -> int:
+    from tqdm import tqdm
+
+    from icalkit.config import ConfigError, to_dict
+    from icalkit.data_gen.results_file import load_records
+    from icalkit.eval.methods import effective_llm
+    from icalkit.eval.report import write_report
+    from icalkit.eval.runner import Evaluator, Job, Setup, job_key, model_key, write_jsonl_line
+    from icalkit.eval.splits import load_split, split_hash
+    from icalkit.models.llm.factory import build_llm_from_config
+    from icalkit.tracking import RunLogger
+
+    try:
+        methods, problems = resolve_methods(cfg)
+    except ConfigError as exc:
+        print(f"icalkit eval: {exc}")
+        return 2
+    for p in problems:
+        print(f"icalkit eval: skipped {p}")
+    splits = {}
+    for s in cfg.splits:
+        splits[s] = load_split(cfg.split, s)
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    episodes_path, errors_path = out / "episodes.jsonl", out / "errors.jsonl"
+    done = load_records(episodes_path, lambda r: job_key(r["method"], r["split"], r["task_id"]))
+    jobs = [Job(m, s, st) for m in methods for s, tasks in splits.items() for st in tasks
+            if job_key(m, s, st.task.task_id) not in done]
+    llm_keys = {m: model_key(effective_llm(meth, cfg.llm)) if meth.planner.mode != "copy" else ""
+                for m, meth in methods.items()}
+    llms, names = {}, {}
+    for m in [m for m in methods if llm_keys[m] and llm_keys[m] not in llms]:
+        if not any(j.method == m for j in jobs):
+            continue
+        try:
+            llms[llm_keys[m]] = build_llm_from_config(effective_llm(methods[m], cfg.llm))
+            names[llm_keys[m]] = llms[llm_keys[m]].model_name
+        except Exception as exc:  # a missing/broken model skips its methods only
+            problems.append(f"method {m}: the model could not be loaded ({type(exc).__name__}: {exc})")
+            print(f"icalkit eval: skipped {problems[-1]}")
+    runnable = {m for m in methods if not llm_keys[m] or llm_keys[m] in llms or not any(j.method == m for j in jobs)}
+    jobs = [j for j in jobs if j.method in runnable]
+    print(f"{len(jobs)} episodes to run ({len(done)} already done), methods: {', '.join(sorted(runnable))}")
+    sampling = {"max_new_tokens": cfg.llm.max_new_tokens, "temperature": cfg.llm.temperature, "seed": 0}
+    setup = Setup({m: methods[m] for m in runnable}, {m: llm_keys[m] for m in runnable}, names, cfg.memory,
+                  cfg.env, sampling, cfg.oracle_object_map, cfg.torch_threads or 1)
+    if cfg.torch_threads:
+        import torch
+
+        torch.set_num_threads(cfg.torch_threads)
+    config = {**to_dict(cfg), "git_commit": git_commit(),
+              "split_hashes": {s: split_hash(t) for s, t in splits.items()}}
+    logger = RunLogger(out, config, cfg.wandb, job_type="eval")
+
+    def on_done(job: Job, rec: dict) -> None:
+        done[job.key] = rec
+        write_jsonl_line(episodes_path, rec)
+        logger.log({"episode/success": float(rec["success"]), "episode/steps": rec["steps"]})
+
+    def on_fail(job: Job, message: str) -> None:
+        write_jsonl_line(errors_path, {"method": job.method, "split": job.split, "task_id": job.task.task.task_id,
+                                       "error": message})
+        print(f"icalkit eval: episode {job.key} failed: {message.splitlines()[0]}")
+
+    with tqdm(total=len(jobs), desc="eval", unit="episode") as bar:
+        stats = Evaluator(setup, llms, cfg.workers, on_done, on_fail).run(jobs, lambda: bar.update(1))
+    records = [r for r in done.values() if r["method"] in methods and r["split"] in splits]
+    tables = write_report(logger, records, list(methods), list(splits))
+    print((out / "table1.md").read_text())
+    summary = {"config": config, "run": stats.to_dict(), "tables": tables, "skipped": problems}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    logger.finish()
+    return 0 if not problems and not stats.failed else 1

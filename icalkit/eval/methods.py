@@ -1,0 +1,94 @@
+"""Evaluation methods: a method is a config (planner mode, memory, model), never code.
+
+Shipped methods are YAML files in ``configs/methods/`` (``zero_shot``, ``copy``, ``handwritten``,
+``raw_kinesthetic``, ``raw_visual``, ``ical``, ``ical_no_abstraction``, ``ical_no_hitl``,
+``ical_rerank``, ``finetuned``, ``finetuned_retrieval``); ``icalkit eval methods='[...]'`` takes their
+names or paths to YAML files of your own. ``name@N`` evaluates a method with its memory cut to
+its first N examples (the learning curve).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from icalkit.agents.planner import PlannerConfig
+from icalkit.config import ConfigError, load_config
+from icalkit.models.llm.factory import LLMConfig
+
+METHODS_DIR = Path(__file__).resolve().parents[2] / "configs" / "methods"
+
+
+@dataclass
+class MethodConfig:
+    """One evaluated method.
+
+    Attributes:
+        name: the method's name in tables (default: the YAML file's name).
+        description: one line for the docs and the report.
+        planner: deployment-agent settings (mode ``zero_shot``, ``ical``, ``rerank``, ``flat``, ``copy``).
+        memory: example memory file (not needed for ``zero_shot``).
+        memory_hint: the command that writes ``memory``, shown when it is missing.
+        memory_limit: use only the memory's first N examples (0: all).
+        llm: model settings; empty fields fall back to the evaluation's ``llm`` section.
+    """
+
+    name: str = ""
+    description: str = ""
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    memory: str = ""
+    memory_hint: str = ""
+    memory_limit: int = 0
+    llm: LLMConfig | None = None
+
+    def validate(self) -> None:
+        if self.memory_limit < 0:
+            raise ValueError(f"memory_limit must be >= 0, got {self.memory_limit}")
+        if self.planner.mode not in ("zero_shot",) and not self.memory:
+            raise ValueError(f"planner.mode={self.planner.mode} needs a memory file (key `memory`)")
+
+    @property
+    def uses_model(self) -> bool:
+        return self.planner.mode != "copy"
+
+
+def load_method(spec: str, methods_dir: Path = METHODS_DIR) -> MethodConfig:
+    """A method from its name (``configs/methods/<name>.yaml``), ``name@N`` or a YAML path.
+
+    Raises:
+        ConfigError: no such method (the available names are listed) or a malformed file.
+    """
+    base, _, limit = spec.partition("@")
+    path = Path(base) if base.endswith((".yaml", ".yml")) else methods_dir / f"{base}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in methods_dir.glob("*.yaml"))
+        raise ConfigError(f"method {spec!r}: no file {path}; shipped methods: {', '.join(known)}")
+    method = load_config(MethodConfig, path)
+    method.name = method.name or path.stem
+    if limit:
+        if not limit.isdigit():
+            raise ConfigError(f"method {spec!r}: the part after @ must be a number of examples")
+        method.memory_limit = int(limit)
+        method.name = f"{method.name}@{limit}"
+        if method.memory_limit == 0 and method.planner.mode not in ("copy",):
+            method.planner.mode = "zero_shot"  # no examples: the same prompt as zero-shot
+    return method
+
+
+def method_problem(method: MethodConfig) -> str | None:
+    """Why ``method`` cannot run here (missing memory or adapter file), or None."""
+    if method.planner.mode != "zero_shot" and not Path(method.memory).is_file():
+        hint = f"; write it with `{method.memory_hint}`" if method.memory_hint else ""
+        return f"method {method.name}: memory {method.memory} does not exist{hint}"
+    if method.llm is not None and method.llm.adapter and not Path(method.llm.adapter).exists():
+        return (f"method {method.name}: LoRA adapter {method.llm.adapter} does not exist; "
+                f"train one with `icalkit finetune` or point llm.adapter at it")
+    if method.llm is not None and method.llm.model and method.llm.backend != "openai" \
+            and not Path(method.llm.model).exists():
+        return f"method {method.name}: model {method.llm.model} does not exist"
+    return None
+
+
+def effective_llm(method: MethodConfig, default: LLMConfig) -> LLMConfig:
+    """The method's model settings: its own ``llm`` section, else the evaluation's."""
+    return method.llm if method.llm is not None else default

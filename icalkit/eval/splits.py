@@ -1,0 +1,131 @@
+"""Benchmark splits: fixed, versioned task sets generated from seeds.
+
+A split file (JSONL, one task per line) holds every task of one split with what the metrics
+need from the start of the episode: the expert's reference length (``ref_len``; None when the
+expert fails) and the goal-condition counts of the initial state (``init_satisfied`` /
+``init_total``). Files are generated once, then read back unchanged, so every method of every
+run is scored on the same tasks; ``split_hash`` names the content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from icalkit.data_gen.expert import reference_length
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.checker import check_goal
+from icalkit.envs.household.tasks.registry import TFD_TYPES, get_task_type
+from icalkit.envs.household.tasks.sampler import sample_task
+from icalkit.envs.household.tasks.task import SPLITS, Task
+
+SPLIT_VERSION = 1
+PRESETS = {"cpu": 1, "small": 2, "full": 20}  # tasks per type and split
+
+
+@dataclass
+class SplitConfig:
+    """Which tasks a benchmark split holds.
+
+    Attributes:
+        preset: ``cpu`` (1 task per type), ``small`` (2) or ``full`` (20, for GPU machines);
+            ``n_per_type`` > 0 overrides it.
+        n_per_type: tasks per task type (0: the preset's).
+        task_types: task types (default: the 12 TEACh TfD types).
+        seed: sampling seed (tasks are deterministic in type, index, split and seed).
+        dir: where split files are written and read back.
+    """
+
+    preset: str = "cpu"
+    n_per_type: int = 0
+    task_types: list[str] = field(default_factory=lambda: list(TFD_TYPES))
+    seed: int = 0
+    dir: str = "runs/splits"
+
+    def validate(self) -> None:
+        if self.preset not in PRESETS:
+            raise ValueError(f"splits.preset {self.preset!r} is not one of {', '.join(PRESETS)}")
+        if self.n_per_type < 0:
+            raise ValueError(f"splits.n_per_type must be >= 0, got {self.n_per_type}")
+        if not self.task_types:
+            raise ValueError("splits.task_types is empty: a split needs at least one task type")
+        for t in self.task_types:
+            get_task_type(t)
+
+    @property
+    def size(self) -> int:
+        """Tasks per type."""
+        return self.n_per_type or PRESETS[self.preset]
+
+
+@dataclass
+class SplitTask:
+    """One task of a split with its start-of-episode facts."""
+
+    task: Task
+    ref_len: int | None
+    init_satisfied: int
+    init_total: int
+
+    def to_dict(self) -> dict:
+        return {"task": self.task.to_dict(), "ref_len": self.ref_len,
+                "init_satisfied": self.init_satisfied, "init_total": self.init_total}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SplitTask:
+        return cls(Task.from_dict(data["task"]), data["ref_len"], int(data["init_satisfied"]),
+                   int(data["init_total"]))
+
+
+def split_task(task: Task) -> SplitTask:
+    """Measure a task's reference length (expert) and initial goal-condition counts."""
+    goal = check_goal(task, build_world(task).metadata())
+    ref = reference_length(task)
+    task.reference_length = ref
+    return SplitTask(task, ref, goal.satisfied, goal.total)
+
+
+def split_path(cfg: SplitConfig, split: str) -> Path:
+    """The file of ``split`` under ``cfg`` (its name encodes version, size, seed and types)."""
+    types = hashlib.sha256("|".join(cfg.task_types).encode()).hexdigest()[:8]
+    return Path(cfg.dir) / f"{split}-v{SPLIT_VERSION}-n{cfg.size}-s{cfg.seed}-t{types}.jsonl"
+
+
+def split_hash(tasks: list[SplitTask]) -> str:
+    """Content hash of a split (task ids, dialogues, scenes, reference lengths)."""
+    h = hashlib.sha256()
+    for st in tasks:
+        h.update(json.dumps(st.to_dict(), sort_keys=True).encode())
+    return h.hexdigest()[:12]
+
+
+def load_split(cfg: SplitConfig, split: str, progress: bool = True) -> list[SplitTask]:
+    """The tasks of ``split``: read from its file, or generated (expert + initial check) and saved.
+
+    Raises:
+        ValueError: unknown split name, or a split file that cannot be read (named).
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split {split!r} is not one of {SPLITS}")
+    cfg.validate()
+    path = split_path(cfg, split)
+    if path.is_file():
+        try:
+            tasks = [SplitTask.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"split file {path} is damaged ({exc}); delete it to generate it again") from None
+        if not tasks:
+            raise ValueError(f"split file {path} holds no tasks; delete it to generate it again")
+        return tasks
+    from tqdm import tqdm
+
+    todo = [(t, i) for t in cfg.task_types for i in range(cfg.size)]
+    tasks = [split_task(sample_task(t, i, split, cfg.seed))
+             for t, i in tqdm(todo, desc=f"split {split}", unit="task", disable=not progress)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(st.to_dict()) + "\n" for st in tasks))
+    tmp.replace(path)
+    return tasks

@@ -1,0 +1,140 @@
+"""The evaluation harness: splits, methods as configs, worker processes with batched model calls,
+resume, reports, and bad input (missing memory, empty split, a worker killed mid-episode).
+
+The model is a real tiny random Llama saved as a folder; the simulator, executor, memory (real
+MiniLM embedder) and planner are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import signal
+
+import pytest
+from planner_doubles import save_tiny_model
+from test_planner import GOOD
+
+from icalkit.cli import main
+from icalkit.config import ConfigError
+from icalkit.eval.methods import load_method
+from icalkit.eval.splits import SplitConfig, load_split, split_path
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture(scope="module")
+def memory_path(tmp_path_factory):
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+    from icalkit.memory.example import Example
+    from icalkit.memory.example_memory import ExampleMemory
+
+    path = tmp_path_factory.mktemp("mem") / "m.db"
+    mem = ExampleMemory(path, SentenceTransformerEmbedder())
+    program = GOOD.split("```python\n")[1].split("```")[0]
+    mem.add_many([Example(task_id=f"train/coffee/{i}", task_type="Coffee", instruction=f"Make coffee {i}",
+                          revised_program=program, summary="coffee", plan=["mug to machine", "on"])
+                  for i in range(6)])
+    return path
+
+
+def method_file(tmp_path, name, memory, mode="ical"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"planner: {{mode: {mode}, k: 2, max_replans: 1}}\nmemory: {memory}\n")
+    return str(path)
+
+
+def test_split_is_generated_once_with_reference_lengths_and_initial_counts(tmp_path):
+    cfg = SplitConfig(task_types=["Coffee", "Boil X"], n_per_type=1, dir=str(tmp_path))
+    tasks = load_split(cfg, "valid_unseen", progress=False)
+    assert [t.task.task_type for t in tasks] == ["Coffee", "Boil X"]
+    assert all(t.ref_len and t.ref_len > 0 and 0 <= t.init_satisfied < t.init_total for t in tasks)
+    path = split_path(cfg, "valid_unseen")
+    first = path.read_text()
+    assert [t.task.task_id for t in load_split(cfg, "valid_unseen")] == [t.task.task_id for t in tasks]
+    assert path.read_text() == first  # read back, not regenerated
+    path.write_text("{not json\n")
+    with pytest.raises(ValueError, match="damaged"):
+        load_split(cfg, "valid_unseen")
+    with pytest.raises(ValueError, match="task_types is empty"):
+        load_split(SplitConfig(task_types=[], dir=str(tmp_path)), "valid_unseen")
+
+
+def test_methods_are_configs_and_unknown_names_list_the_shipped_ones():
+    m = load_method("ical@5")
+    assert m.name == "ical@5" and m.memory_limit == 5 and m.planner.mode == "ical"
+    assert load_method("ical@0").planner.mode == "zero_shot"
+    assert load_method("copy").planner.mode == "copy"
+    with pytest.raises(ConfigError, match="zero_shot"):
+        load_method("no_such_method")
+
+
+def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model, memory_path):
+    out = tmp_path / "run"
+    args = ["eval", f"methods=[zero_shot, {method_file(tmp_path, 'copy_m', memory_path, 'copy')}, "
+                    f"{method_file(tmp_path, 'missing', tmp_path / 'none.db')}]",
+            "splits=[valid_unseen]", "split.task_types=[Coffee]", "split.n_per_type=2", f"split.dir={tmp_path}",
+            "workers=2", "llm.max_new_tokens=8", f"llm.model={model}", "llm.cache=false",
+            "memory.image_embedder.kind=none", f"out_dir={out}", "wandb.mode=disabled"]
+    assert main(args) == 1  # one method skipped: its memory is missing
+    text = capsys.readouterr().out
+    assert "missing: memory" in text and "none.db does not exist" in text
+    recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(r["method"] for r in recs) == ["copy_m", "copy_m", "zero_shot", "zero_shot"]
+    for r in recs:
+        assert r["ref_len"] > 0 and r["init_total"] > 0 and r["split"] == "valid_unseen"
+    copied = [r for r in recs if r["method"] == "copy_m"]
+    assert all(r["llm"]["calls"] == 0 and r["programs"] and r["trace"] for r in copied)
+    assert all(r["llm"]["calls"] >= 1 for r in recs if r["method"] == "zero_shot")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["episodes"] == 4 and summary["run"]["model_calls"] >= 1
+    assert 0 < summary["run"]["model_busy_fraction"] <= 1
+    table = (out / "table1.md").read_text()
+    assert "| zero_shot |" in table and "| copy_m |" in table
+    assert (out / "table1.png").is_file() and (out / "per_type_unseen.md").is_file()
+    # a re-run resumes: nothing is run twice
+    assert main(args) == 1
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
+    # icalkit report puts runs side by side
+    assert main(["report", str(out), str(out), f"out_dir={tmp_path / 'rep'}"]) == 0
+    assert "copy_m" in (tmp_path / "rep" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_loses_only_its_episode(tmp_path, model, memory_path):
+    from icalkit.envs.config import EnvConfig
+    from icalkit.eval.runner import Evaluator, Job, Setup
+    from icalkit.memory.config import MemoryConfig, TextEmbedderConfig
+    from icalkit.models.llm.factory import build_llm
+
+    method = load_method(method_file(tmp_path, "m", memory_path))
+    tasks = load_split(SplitConfig(task_types=["Coffee"], n_per_type=4, dir=str(tmp_path)), "valid_unseen")
+    llm = build_llm("hf", cache=False, model=str(model))
+    setup = Setup({"m": method}, {"m": "k"}, {"k": llm.model_name},
+                  MemoryConfig(text_embedder=TextEmbedderConfig()), EnvConfig(render=False),
+                  {"max_new_tokens": 8, "temperature": 0.0, "seed": 0}, True)
+    setup.memory.image_embedder.kind = "none"
+    killed, failed = [], []
+
+    class KillOneWorker(type(llm)):
+        """The real model; its first batched call SIGKILLs a worker (every worker holds an episode then)."""
+
+        def __init__(self):
+            self.__dict__.update(llm.__dict__)
+
+        def _generate(self, prompts, params):
+            if not killed:
+                victim = mp.active_children()[0]
+                os.kill(victim.pid, signal.SIGKILL)
+                killed.append(victim.pid)
+            return super()._generate(prompts, params)
+
+    done = []
+    stats = Evaluator(setup, {"k": KillOneWorker()}, 2, lambda job, rec: done.append(job.key),
+                      lambda job, msg: failed.append(msg)).run([Job("m", "valid_unseen", t) for t in tasks])
+    assert killed and len(failed) == 1 and "worker process died" in failed[0]
+    assert len(done) == 3 and stats.episodes == 3 and stats.failed == 1
