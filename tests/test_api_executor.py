@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,6 @@ from icalkit.envs.household.state import World
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
-CORPUS = sorted((Path(__file__).parent / "data" / "hostile_programs").glob("*.py"))
 REQUIRED = {"Mug": 1, "Bread": 1, "Knife": 1, "Toaster": 1, "Plate": 1}
 
 
@@ -177,17 +175,18 @@ def test_flat_plan_runs_through_the_api(kitchen: World) -> None:
     assert mug.parent is not None and mug.parent.startswith("SinkBasin")
 
 
-def test_hostile_corpus_through_the_executor(kitchen: World) -> None:
-    ex = executor(kitchen)
-    before = copy.deepcopy(ex.sim.world.metadata())
-    kinds = {}
-    for path in CORPUS:
-        trace = ex.run(path.read_text())
-        assert trace.failure is not None, path.name
-        assert action_feedback(trace), path.name
-        kinds[path.name] = trace.failure.kind
-    assert ex.sim.world.metadata() == before  # nothing in the corpus acted on the world
-    assert set(kinds.values()) <= {"refused", "limit", "error", "usage"}
+def test_env_and_executor_share_one_budget() -> None:
+    """The gym env truncates exactly when the executor's runtime stops: TEACh's budget, one test."""
+    from icalkit.envs.household.env import HouseholdEnv
+
+    task, _ = registry_task("Coffee", 0)
+    env = HouseholdEnv(render_obs=False, max_failures=3)
+    env.reset(options={"task": task})
+    ex = Executor(env, ExecutorLimits(api=ApiConfig(max_failures=3)))
+    kinds = [ex.run("t = InteractionObject('Toaster')\nt.pickup()\n").failure.kind for _ in range(3)]
+    assert kinds == ["action", "action", "limit"] and env.sim.failures == 3
+    _, _, terminated, truncated, info = env.step("Look Up")
+    assert truncated and not terminated and info["failures"] == 3
 
 
 def test_human_feedback_shows_state_and_failure(kitchen: World) -> None:

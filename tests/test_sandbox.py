@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -17,6 +16,9 @@ from icalkit.agents.sandbox import (
 )
 
 CORPUS = sorted((Path(__file__).parent / "data" / "hostile_programs").glob("*.py"))
+# programs marked "# needs: worker" (one C call that runs for minutes or builds gigabytes) are
+# contained only by the worker process's OS limits: tests/test_sandbox_worker.py runs them
+IN_PROCESS = [p for p in CORPUS if "# needs: worker" not in p.read_text()]
 
 
 class FakeObject:
@@ -53,7 +55,7 @@ def test_corpus_is_large_enough() -> None:
     assert len(CORPUS) >= 30
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+@pytest.mark.parametrize("path", IN_PROCESS, ids=[p.stem for p in IN_PROCESS])
 def test_hostile_program_is_refused_or_contained(path: Path) -> None:
     sandbox = make_sandbox(timeout_s=2.0)
     start = time.monotonic()
@@ -64,7 +66,9 @@ def test_hostile_program_is_refused_or_contained(path: Path) -> None:
     assert time.monotonic() - start < 5.0
     if result.kind in ("refused", "error") and result.lineno:
         assert f"line {result.lineno}" in result.message
-    assert os.getpid() > 0  # host keeps running: we are still here
+    FakeObject.calls = []  # the same sandbox still runs a plan correctly afterwards
+    after = sandbox.run("mug = InteractionObject('Mug')\nmug.go_to()\nprint('still here')\n")
+    assert after.ok and after.output == "still here\n" and FakeObject.calls == [("go_to", 2)]
 
 
 def test_allowed_plan_runs_and_records_lines() -> None:

@@ -173,9 +173,12 @@ class Executor:
         if failure is not None:
             return text, failure, ""
         try:
-            self.sandbox.check(text)  # in this process: no round trip for an ordinary mistake
+            tree = self.sandbox.check(text)  # in this process: no round trip for an ordinary mistake
         except SandboxRefused as exc:
             return text, _failure(text, "refused", str(exc), exc.lineno or None), ""
+        if not tree.body:
+            return text, Failure("refused", "the program is empty (no statements, only blanks "
+                                            "or comments)"), ""
         return self._run_in_worker(text)
 
     def _run_in_worker(self, text: str) -> tuple[str, Failure | None, str]:

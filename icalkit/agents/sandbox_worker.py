@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import hashlib
 import json
 import mmap
 import os
@@ -26,11 +27,12 @@ import resource
 import signal
 import struct
 import sys
+import tempfile
 from multiprocessing.connection import Connection
 from typing import Any
 
 from icalkit.agents.api.household import InteractionObject, bind_api, sandbox_attributes
-from icalkit.agents.api.runtime import ApiCall, ApiRuntime, Primitive
+from icalkit.agents.api.runtime import ApiCall, ApiRuntime, Primitive, describe
 from icalkit.agents.sandbox import Sandbox, SandboxLimitExceeded
 from icalkit.agents.sandbox_outcome import outcome_of
 from icalkit.envs.household.simulator import Simulator
@@ -80,28 +82,31 @@ def apply_os_limits(memory_bytes: int, cpu_total_s: int, drop_privileges: bool =
         memory_bytes: address-space limit (``RLIMIT_AS``), soft and hard.
         cpu_total_s: hard CPU-time limit of the worker's whole life (per-program soft limits are
             set below it by :func:`set_program_cpu`).
-        drop_privileges: when running as root, switch to ``nobody`` (root ignores RLIMIT_NPROC).
+        drop_privileges: when running as root, change root into an empty directory and switch to
+            ``nobody`` (root ignores RLIMIT_NPROC); the process then sees no files at all.
 
     Returns:
         What was applied, for the executor's records.
     """
+    jail = None
+    if drop_privileges and os.geteuid() == 0:
+        jail = tempfile.mkdtemp(prefix="icalkit-sandbox-")  # empty, root-owned, mode 0700
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails with EFBIG
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     used = int(_cpu_seconds()) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (used + cpu_total_s, used + cpu_total_s))
-    dropped = False
-    if drop_privileges and os.geteuid() == 0:
+    top = max(int(fd) for fd in os.listdir("/proc/self/fd")) + SPARE_FDS
+    if jail is not None:
+        os.chroot(jail)
+        os.chdir("/")
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
-        dropped = True
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    top = max(int(fd) for fd in os.listdir("/proc/self/fd")) + SPARE_FDS
     resource.setrlimit(resource.RLIMIT_NOFILE, (top, top))
-    return {"memory_bytes": memory_bytes, "uid": os.getuid(), "dropped_privileges": dropped,
-            "nofile": top}
+    return {"memory_bytes": memory_bytes, "uid": os.getuid(), "jail": jail, "nofile": top}
 
 
 def _cpu_seconds() -> float:
@@ -141,8 +146,8 @@ def run_request(req: dict, log: ActionLog, layouts: dict[bytes, Any]) -> dict:
     set_program_cpu(req["cpu_s"])
     result = sandbox.run(req["program"])
     kind, message, line = outcome_of(result)
-    beliefs = [[str(o), str(a), v if isinstance(v, (bool, int, float, str, type(None))) else repr(v)[:200]]
-               for o, a, v in runtime.beliefs]
+    beliefs = [[str(o)[:200], str(a)[:200], v if isinstance(v, (bool, int, float, type(None)))
+                else describe(v)] for o, a, v in runtime.beliefs]
     last = runtime._last_reach
     return {"ok": result.ok, "kind": kind, "message": message[:2000], "line": line,
             "output": result.output[: req["sandbox"].max_output_chars],
@@ -154,8 +159,6 @@ def run_request(req: dict, log: ActionLog, layouts: dict[bytes, Any]) -> dict:
 
 def world_digest(world: Any) -> str:
     """Hash of the world's metadata and agent pose (to check that a replay matched)."""
-    import hashlib
-
     a = world.agent
     text = json.dumps([world.metadata(), [a.i, a.j, a.yaw, a.pitch], world.held], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -22,6 +22,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -290,6 +291,13 @@ class Worker:
                 os.close(fd)
             except OSError:
                 pass
+        self._log_fd = self._fault_r = -1
+        jail = self.info.get("jail")
+        if isinstance(jail, str) and jail.startswith(tempfile.gettempdir()) and not self.alive():
+            try:
+                os.rmdir(jail)  # the worker's empty root directory
+            except OSError:
+                pass
 
 
 class WorkerPool:
@@ -341,8 +349,9 @@ class WorkerPool:
         return Worker(limits)
 
     def idle_pids(self) -> list[int]:
+        """Process ids of the idle workers that have started (and run under their limits)."""
         with self._lock:
-            return [w.pid for w in self._idle]
+            return [w.pid for w in self._idle if w.ready]
 
     def close(self) -> None:
         """End every idle worker."""

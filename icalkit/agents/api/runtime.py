@@ -256,7 +256,7 @@ class _CallScope:
         rt._current = None
         record.object = self.subject._api_label()
         if self.args:
-            record.args = [_describe(a) for a in self.args]
+            record.args = [describe(a) for a in self.args]
         if isinstance(exc, (ActionFailed, BudgetExceeded)):
             record.success, record.error = False, str(exc)
         if rt.listener is not None:
@@ -264,12 +264,12 @@ class _CallScope:
 
 
 _REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 200
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 10
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
 _REPR.maxlevel = 3
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     """An argument's label: API objects name themselves, anything else a bounded repr (a huge
     argument costs no more than a small one)."""
     label = getattr(value, "_api_label", None)
