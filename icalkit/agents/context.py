@@ -13,6 +13,9 @@ from typing import Any
 from icalkit.envs.household.observe import object_state_dict
 from icalkit.envs.household.state import World
 from icalkit.envs.household.tasks.task import Task
+from icalkit.memory.keys import DEFAULT_KEY, key_text
+
+RETRIEVAL_STATE_OBJECTS = 20  # objects in the retrieval state, the same when learning and deploying
 
 _FIXED_CONTEXT = ("SinkBasin", "Faucet", "Fridge", "Microwave", "Toaster", "CoffeeMachine", "StoveBurner",
                   "StoveKnob", "CounterTop", "DiningTable")
@@ -44,6 +47,27 @@ def filtered_state(world: World, task: Task, program: str = "", limit: int = 25)
     wanted = relevant_types(task, program) | set(_FIXED_CONTEXT)
     state = {oid: attrs for oid, attrs in full_state(world).items() if attrs.get("label") in wanted}
     return dict(list(state.items())[:limit])
+
+
+def retrieval_state(world: World, task: Task) -> dict[str, dict]:
+    """The textual-state signal of a retrieval key or query: the task-relevant objects at the start.
+
+    Built from the task alone (no program, which deployment does not have) and cut to
+    :data:`RETRIEVAL_STATE_OBJECTS`, so an example learned from a task and the same task at
+    deployment get the same state.
+    """
+    return filtered_state(world, task, limit=RETRIEVAL_STATE_OBJECTS)
+
+
+def retrieval_text(task: Task, memory: Any = None) -> str:
+    """The text a task is looked up by: :func:`~icalkit.memory.keys.key_text` of its goal sentence
+    and dialogue under the memory's key kind, the same function that built the stored examples' keys."""
+    return key_text(task.instruction, task.dialogue, getattr(memory, "key", DEFAULT_KEY))
+
+
+def retrieval_query(task: Task, world: World, memory: Any = None) -> tuple[str, dict[str, dict]]:
+    """(text, state) a task is looked up by in an example memory, for learning and deployment alike."""
+    return retrieval_text(task, memory), retrieval_state(world, task)
 
 
 def state_text(state: dict[str, dict]) -> str:

@@ -28,7 +28,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
-from icalkit.agents.context import filtered_state, format_examples, state_text, task_text
+from icalkit.agents.context import (
+    filtered_state,
+    format_examples,
+    retrieval_state,
+    retrieval_text,
+    state_text,
+    task_text,
+)
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
@@ -173,7 +180,7 @@ class Planner:
         use_frame = frame if (self.cfg.use_frame and getattr(self.memory, "image_embedder", None)) else None
         try:
             weights = (1.0, 0.0, 0.0) if self.cfg.mode == "flat" else None  # LLM-Planner: kNN by instruction
-            hits = self.memory.retrieve(task_text(task, self.cfg.use_dialogue), state, use_frame,
+            hits = self.memory.retrieve(retrieval_text(task, self.memory), state, use_frame,
                                         k=self.cfg.k * n_sets, exclude_task_ids=[task.task_id], weights=weights)
         except EmptyMemoryError as exc:
             return [[]], str(exc)
@@ -252,7 +259,7 @@ class Planner:
         start = time.perf_counter()
         stats = CallStats()
         executor = Executor(env, self.limits)
-        state0 = filtered_state(executor.sim.world, task, limit=self.cfg.max_state_objects)
+        state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame)
         scores: list[float] = []
         answer, examples = self.propose(task, executor, sets, stats, scores)

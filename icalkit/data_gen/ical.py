@@ -34,6 +34,8 @@ from icalkit.agents.context import (
     format_example,
     format_examples,
     full_state,
+    retrieval_query,
+    retrieval_state,
     state_text,
     task_text,
 )
@@ -184,7 +186,7 @@ class ICALLearner:
             return
         instruction = task_text(task, s.use_dialogue)
         values = {"api": self.api, "instruction": instruction, "state": state_text(state),
-                  "examples": self._examples(task, instruction, state, frame)}
+                  "examples": self._examples(task, *retrieval_query(task, world, self.memory), frame)}
         if s.abstraction:
             asked = self.prompter.ask("ical_abstraction", parse_abstraction, usage, **values,
                                       program=truncate_lines(demo_program, s.max_program_chars))
@@ -267,7 +269,10 @@ class ICALLearner:
 
     # -- retrieval and saving ----------------------------------------------------------------
     def _examples(self, task: Task, instruction: str, state: dict, frame: Any) -> str:
-        """Top-k successful examples from the memory learned so far, as prompt text."""
+        """Top-k successful examples from the memory learned so far, as prompt text.
+
+        ``instruction`` and ``state`` are the task's :func:`retrieval_query` (as at deployment).
+        """
         from icalkit.memory.example_memory import EmptyMemoryError
 
         k = self.settings.k
@@ -299,7 +304,7 @@ class ICALLearner:
         example = Example(
             task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
             dialogue=[f"{who}: {text}" for who, text in task.dialogue],
-            initial_state=full_state(world), filtered_state=state, demo_program=demo_program,
+            initial_state=full_state(world), filtered_state=retrieval_state(world, task), demo_program=demo_program,
             revised_program="" if s.raw_demos else abst.program, summary=abst.summary, plan=abst.plan,
             explanation=abst.explanation, predicted_state_changes=abst.predicted_state_changes,
             observed_changes=run.changes, abstraction_comments=abst.comments, feedback_history=history,

@@ -4,8 +4,10 @@ YAML example (a ``memory:`` section of a stage config)::
 
     memory:
       path: runs/ical/memory.db
-      weights: [1.0, 1.0, 1.0]        # λ_instruction, λ_text_state, λ_visual_state
-      index: flat                     # flat (exact) | hnsw | ivf
+      weights: null                   # [λ_instruction, λ_text_state, λ_visual_state]; null = recorded
+                                      # in the store, or ICAL's [0.8, 0.1, 0.1] for a new memory
+      key: null                       # commander | dialogue | instruction; null = recorded / commander
+      index: flat                     # flat (exact) | hnsw | ivf; saved beside the store (.faiss)
       text_embedder: {model: null}    # null = bundled all-MiniLM-L6-v2
       image_embedder: {kind: image, clip_path: null}   # CLIP if the folder exists, else randproj
 """
@@ -18,6 +20,7 @@ from typing import Literal
 from icalkit.memory.embed import Embedder, build_embedder
 from icalkit.memory.example_memory import ExampleMemory
 from icalkit.memory.index import INDEX_KINDS
+from icalkit.memory.keys import KEY_KINDS
 from icalkit.memory.trajectory_db import TrajectoryDB
 
 
@@ -68,11 +71,17 @@ class IndexConfig:
 
 @dataclass
 class MemoryConfig:
-    """Example memory: file, embedders, score weights, index kind."""
+    """Example memory: file, embedders, score weights, retrieval key kind, index kind.
+
+    ``weights`` and ``key`` are recorded in a new store; ``None`` reuses the recorded ones (ICAL's
+    (0.8, 0.1, 0.1) and ``commander`` for a new store). Other values than the recorded ones are an error.
+    """
 
     path: str = "runs/memory/examples.db"
-    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    weights: tuple[float, float, float] | None = None
+    key: str | None = None
     index: str = "flat"
+    persist_index: bool = True
     index_params: IndexConfig = field(default_factory=IndexConfig)
     text_embedder: TextEmbedderConfig = field(default_factory=TextEmbedderConfig)
     image_embedder: ImageEmbedderConfig = field(default_factory=ImageEmbedderConfig)
@@ -80,7 +89,9 @@ class MemoryConfig:
     def validate(self) -> None:
         if self.index not in INDEX_KINDS:
             raise ValueError(f"memory.index {self.index!r} is not one of {list(INDEX_KINDS)}")
-        if len(self.weights) != 3 or min(self.weights) < 0 or sum(self.weights) == 0:
+        if self.key is not None and self.key not in KEY_KINDS:
+            raise ValueError(f"memory.key {self.key!r} is not one of {list(KEY_KINDS)} (or null)")
+        if self.weights is not None and (len(self.weights) != 3 or min(self.weights) < 0 or sum(self.weights) == 0):
             raise ValueError(f"memory.weights must be 3 non-negative numbers, not all 0; got {self.weights}")
 
 
@@ -112,6 +123,8 @@ def build_memory(cfg: MemoryConfig, text_embedder: Embedder | None = None) -> Ex
         weights=cfg.weights,
         index_kind=cfg.index,
         index_params=params,
+        key=cfg.key,
+        persist_index=cfg.persist_index,
     )
 
 

@@ -15,11 +15,22 @@ searches of the same score (their recall is measured in tests and benchmarks). A
 
 Filters (exclude task ids, allow-list of task types) are applied inside the search, not after it,
 so they never shrink the result below k when k examples pass them.
+
+The instruction signal of an example and of a query is the same kind of text, built by
+:func:`~icalkit.memory.keys.key_text` from the goal sentence and dialogue (the memory's *key
+kind*). The default weights are ICAL's (0.8 instruction, 0.1 textual state, 0.1 visual state).
+The key kind and weights are recorded in the store when it is created; opening it with other
+settings is an error naming both. The FAISS index is saved beside the store
+(:mod:`~icalkit.memory.index_file`) and reloaded when the store has not changed; otherwise it is
+rebuilt, with a log line saying why.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -28,10 +39,19 @@ import numpy as np
 
 from icalkit.memory.embed import Embedder
 from icalkit.memory.example import Example, format_state
-from icalkit.memory.index import VectorIndex
-from icalkit.memory.store import ExampleStore, MixedEmbedderError
+from icalkit.memory.index import IndexConfigError, VectorIndex
+from icalkit.memory.index_file import IndexStamp, index_paths, read_stamp, stale_reason, write_stamp
+from icalkit.memory.keys import DEFAULT_KEY, KEY_KINDS, KeyKindError, key_text
+from icalkit.memory.store import ExampleStore, MixedEmbedderError, StoreError
 
 SIGNALS = ("instruction", "text_state", "visual_state")
+DEFAULT_WEIGHTS = (0.8, 0.1, 0.1)  # ICAL: instruction, textual state, visual state
+LEGACY_KEY = "instruction"  # stores written before key kinds were recorded embedded goal sentences
+log = logging.getLogger(__name__)
+
+
+class MemorySettingsError(StoreError):
+    """A memory is opened with another key kind or weighting than it was written with."""
 
 
 class EmptyMemoryError(LookupError):
@@ -57,9 +77,17 @@ class ExampleMemory:
         path: SQLite file of the memory (created if missing).
         text_embedder: embeds instructions and textual states.
         image_embedder: embeds frames (visual state); ``None`` = no visual signal.
-        weights: (λ_instruction, λ_text_state, λ_visual_state), non-negative, not all zero.
+        weights: (λ_instruction, λ_text_state, λ_visual_state), non-negative, not all zero;
+            ``None`` = the weights recorded in the store, or ICAL's (0.8, 0.1, 0.1) for a new one.
         index_kind: "flat" (exact), "hnsw" or "ivf"; extra settings in ``index_params``.
         index_params: keyword arguments of :class:`~icalkit.memory.index.VectorIndex`.
+        key: retrieval key kind (see :mod:`~icalkit.memory.keys`); ``None`` = the recorded one,
+            or ``commander`` for a new store.
+        persist_index: save the FAISS index beside the store and reload it when still valid.
+
+    Raises:
+        MixedEmbedderError: the store was written with other embedders.
+        MemorySettingsError: the store was written with another key kind or other weights.
     """
 
     def __init__(
@@ -67,11 +95,12 @@ class ExampleMemory:
         path: str | Path,
         text_embedder: Embedder,
         image_embedder: Embedder | None = None,
-        weights: Sequence[float] = (1.0, 1.0, 1.0),
+        weights: Sequence[float] | None = None,
         index_kind: str = "flat",
         index_params: dict[str, Any] | None = None,
+        key: str | None = None,
+        persist_index: bool = True,
     ):
-        self.weights = _check_weights(weights)
         self.text_embedder, self.image_embedder = text_embedder, image_embedder
         self.embedders: dict[str, Embedder] = {"instruction": text_embedder, "text_state": text_embedder}
         if image_embedder is not None:
@@ -82,12 +111,106 @@ class ExampleMemory:
         self._blocks = {s: slice(int(offsets[i]), int(offsets[i + 1])) for i, s in enumerate(self.signals)}
         self.store = ExampleStore(path)
         self.store.check_embedders(self.embedder_tags())
+        self.key, self.weights = self._settings(key, weights)
         self.index = VectorIndex(int(offsets[-1]), kind=index_kind, **(index_params or {}))
         self._ids = np.zeros(0, np.int64)
         self._task_ids = np.zeros(0, object)
         self._task_types = np.zeros(0, object)
         self._last_id = 0
         self._lock = threading.Lock()
+        self.persist_index = persist_index
+        self.index_path, self.stamp_path = index_paths(self.store.path)
+        self.index_report: dict[str, Any] = {}  # how the index was obtained: loaded / built, seconds, why
+        self._dirty = False
+        if persist_index:
+            self._load_index()
+
+    def _settings(self, key: str | None, weights: Sequence[float] | None) -> tuple[str, tuple[float, float, float]]:
+        """Key kind and weights: the configured ones, checked against those recorded in the store."""
+        if key is not None and key not in KEY_KINDS:
+            raise KeyKindError(f"unknown retrieval key kind {key!r}; available: {list(KEY_KINDS)}")
+        wanted_w = _check_weights(weights) if weights is not None else None
+        stored_key = self.store.meta("key")
+        if stored_key is None and self.store.count():
+            stored_key = LEGACY_KEY
+            log.info("%s has no recorded key kind: treating it as %r (written before key kinds existed)",
+                     self.store.path, LEGACY_KEY)
+        if stored_key is not None and key is not None and key != stored_key:
+            raise MemorySettingsError(
+                f"{self.store.path} was written with retrieval key {stored_key!r}, but key {key!r} is "
+                f"configured: its stored vectors embed another kind of text. Open it with key={stored_key!r} "
+                "(or key: null), or build a new memory with the new key")
+        stored_w = self.store.meta("weights")
+        if stored_w is not None and wanted_w is not None and tuple(json.loads(stored_w)) != wanted_w:
+            raise MemorySettingsError(
+                f"{self.store.path} was written with weights {tuple(json.loads(stored_w))}, but {wanted_w} are "
+                "configured. Open it with weights: null to use the recorded ones, or pass weights per "
+                "retrieve() call to compare weightings")
+        key = self.store.set_meta("key", key or stored_key or DEFAULT_KEY, only_if_missing=True)
+        w = self.store.set_meta("weights", json.dumps(list(wanted_w or DEFAULT_WEIGHTS)), only_if_missing=True)
+        return key, _check_weights(json.loads(w))
+
+    def key_text(self, instruction: str, dialogue: Sequence[Any] = ()) -> str:
+        """The retrieval text of a task or example under this memory's key kind."""
+        return key_text(instruction, dialogue, self.key)
+
+    # -- the saved index -----------------------------------------------------------------------
+    def _stamp(self) -> IndexStamp:
+        return IndexStamp(records=self.index.ntotal, last_id=self._last_id,
+                          last_key=(self.store.key_of(self._last_id) or "") if self._last_id else "",
+                          embedders={s: [n, d] for s, (n, d) in self.embedder_tags().items()},
+                          key=self.key, weights=list(self.weights), index=self.index.kind, dim=self.index.dim)
+
+    def _load_index(self) -> None:
+        """Load the saved index if it fits the store and settings; otherwise say why it is rebuilt."""
+        if not self.index_path.exists():
+            if self.stamp_path.exists():
+                log.warning("rebuilding the FAISS index of %s: %s is missing", self.store.path, self.index_path.name)
+                self.index_report = {"source": "built", "why": f"{self.index_path.name} is missing"}
+            return
+        stamp = read_stamp(self.stamp_path)
+        why = stale_reason(stamp, self._stamp(), self.store)
+        start = time.perf_counter()
+        if why is None and isinstance(stamp, IndexStamp):
+            try:
+                self.index.load(self.index_path)
+            except IndexConfigError as exc:
+                why = str(exc)
+            else:
+                if self.index.ntotal != stamp.records:
+                    why = f"the index file holds {self.index.ntotal} vectors, its sidecar says {stamp.records}"
+        if why is not None:
+            log.warning("rebuilding the FAISS index of %s: %s", self.store.path, why)
+            self.index = VectorIndex(self.index.dim, kind=self.index.kind, **self._index_params())
+            self.index_report = {"source": "built", "why": why}
+            return
+        assert isinstance(stamp, IndexStamp)
+        ids, task_ids, task_types = self.store.tags(0)
+        keep = ids <= stamp.last_id
+        self._ids, self._task_ids, self._task_types = ids[keep], task_ids[keep], task_types[keep]
+        self._last_id = stamp.last_id
+        self.index_report = {"source": "loaded", "load_s": time.perf_counter() - start, "records": stamp.records}
+
+    def _index_params(self) -> dict[str, Any]:
+        ix = self.index
+        return {"hnsw_m": ix.hnsw_m, "ef_construction": ix.ef_construction, "ef_search": ix.ef_search,
+                "nlist": ix.nlist, "nprobe": ix.nprobe, "min_train": ix.min_train,
+                "retrain_factor": ix.retrain_factor, "exact_below": ix.exact_below,
+                "train_points_per_list": ix.train_points_per_list}
+
+    def save_index(self) -> None:
+        """Write the FAISS index and its sidecar beside the store (brings the index up to date first)."""
+        with self._lock:
+            self._refresh()
+            self.index.save(self.index_path)
+            write_stamp(self.stamp_path, self._stamp())
+            self._dirty = False
+
+    def close(self) -> None:
+        """Save the index if records were added since the last save (``persist_index``), close the store."""
+        if self.persist_index and self._dirty:
+            self.save_index()
+        self.store.close()
 
     def embedder_tags(self) -> dict[str, tuple[str, int]]:
         """``{signal: (embedder_name, dim)}`` of this memory."""
@@ -107,7 +230,7 @@ class ExampleMemory:
             raise ValueError(f"got {len(frames)} frames for {len(examples)} examples")
         if not examples:
             return []
-        instr = self.text_embedder.embed_text([e.instruction_text() for e in examples])
+        instr = self.text_embedder.embed_text([self.key_text(e.instruction, e.dialogue) for e in examples])
         state = self.text_embedder.embed_text([e.state_text() for e in examples])
         visual: dict[int, np.ndarray] = {}
         if frames is not None and any(f is not None for f in frames):
@@ -141,6 +264,8 @@ class ExampleMemory:
         upto = self.store.max_id()
         if upto <= self._last_id:
             return 0
+        from_scratch = self._last_id == 0
+        start = time.perf_counter()
         ids, task_ids, task_types = self.store.tags(self._last_id)
         keep = ids <= upto
         ids, task_ids, task_types = ids[keep], task_ids[keep], task_types[keep]
@@ -156,6 +281,14 @@ class ExampleMemory:
         self._task_ids = np.concatenate([self._task_ids, task_ids])
         self._task_types = np.concatenate([self._task_types, task_types])
         self._last_id = upto
+        self._dirty = True
+        if from_scratch:
+            self.index_report = {**self.index_report, "source": "built", "build_s": time.perf_counter() - start,
+                                 "records": len(ids)}
+            if self.persist_index:  # a full build is worth keeping
+                self.index.save(self.index_path)
+                write_stamp(self.stamp_path, self._stamp())
+                self._dirty = False
         return len(ids)
 
     # -- retrieval ---------------------------------------------------------------------------
@@ -184,7 +317,8 @@ class ExampleMemory:
         """Top-k examples by the aggregated score, best first.
 
         Args:
-            query_instruction: instruction (or dialogue text) of the current task.
+            query_instruction: retrieval text of the current task, built by :meth:`key_text`
+                from its goal sentence and dialogue (as the stored examples' keys were).
             query_text_state: current object state (dict, see :func:`format_state`) or its text.
             query_frame: current RGB frame (HxWx3 uint8) for the visual signal.
             k: number of results (fewer only if fewer examples pass the filters).
@@ -222,13 +356,12 @@ class ExampleMemory:
                 raise EmptyMemoryError(f"example memory {self.store.path} is empty: add examples before retrieving")
             allowed = self._allowed(exclude_task_ids, task_types)
             scores, pos = self.index.search(joint, k, allowed)
+            found = [(float(score), int(p)) for score, p in zip(scores[0], pos[0], strict=True) if p >= 0]
+            rows = self.index.vectors([p for _, p in found])
             results = []
-            for score, p in zip(scores[0], pos[0], strict=True):
-                if p < 0:
-                    continue
-                row = self.index.data[p]
+            for (score, p), row in zip(found, rows, strict=True):
                 per = {s: float(row[self._blocks[s]] @ query[s]) for s in query if np.any(row[self._blocks[s]])}
-                results.append((int(self._ids[p]), float(score), per))
+                results.append((int(self._ids[p]), score, per))
         examples = self.store.examples([r[0] for r in results])
         return [Retrieved(ex, score, per) for ex, (_, score, per) in zip(examples, results, strict=True)]
 

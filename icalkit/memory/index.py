@@ -9,16 +9,22 @@ Kinds (``index: flat|hnsw|ivf`` in the memory config):
   there are ``min_train`` of them (searched exactly until then) and retrained when the index has
   grown ``retrain_factor`` times since training; accuracy/speed via ``nprobe``.
 
-The index keeps its own float32 copy of the vectors (``data``) so callers can rescore candidates
-exactly. Positions (0..ntotal-1, in insertion order) are the ids returned by :meth:`search`.
-Filters are an ``allowed`` boolean mask over positions, applied inside FAISS with an
-``IDSelectorBitmap``; when few positions are allowed, the search is done exactly over them instead
-(approximate indexes lose recall under very selective filters).
+The vectors live only inside FAISS (no second float32 copy): :meth:`VectorIndex.vectors` reads
+rows back with ``reconstruct_batch`` (IVF keeps a direct map for this), e.g. to rescore the k
+results per signal. Positions (0..ntotal-1, in insertion order) are the ids returned by
+:meth:`search`. Filters are an ``allowed`` boolean mask over positions, applied inside FAISS with
+an ``IDSelectorBitmap``; when few positions are allowed, the search is done exactly over them
+instead (approximate indexes lose recall under very selective filters).
+
+:meth:`VectorIndex.save` / :meth:`VectorIndex.load` write and read the index with
+``faiss.write_index`` / ``faiss.read_index`` (the example memory keeps it beside its store).
 """
 
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,34 +79,39 @@ class VectorIndex:
         self.nlist, self.nprobe = nlist, nprobe
         self.min_train, self.retrain_factor, self.exact_below = min_train, retrain_factor, exact_below
         self.train_points_per_list = train_points_per_list
-        self._data = np.zeros((0, self.dim), np.float32)
-        self._n = 0
         self._trained_on = 0
-        self._index = self._new_index(0)
+        self._index = self._new_index(None)
 
     @property
     def ntotal(self) -> int:
         """Number of vectors added."""
-        return self._n
+        return int(self._index.ntotal)
 
-    @property
-    def data(self) -> np.ndarray:
-        """(ntotal, dim) float32 view of the stored vectors."""
-        return self._data[: self._n]
+    def vectors(self, positions: np.ndarray | list[int]) -> np.ndarray:
+        """(len(positions), dim) float32 rows read back from FAISS."""
+        pos = np.asarray(positions, dtype=np.int64)
+        if len(pos) == 0:
+            return np.zeros((0, self.dim), np.float32)
+        if pos.min() < 0 or pos.max() >= self.ntotal:
+            raise IndexConfigError(f"positions must be in 0..{self.ntotal - 1}, got {pos.min()}..{pos.max()}")
+        return np.asarray(self._index.reconstruct_batch(pos), dtype=np.float32)
 
-    def _new_index(self, n_train: int) -> Any:
+    def _new_index(self, train: np.ndarray | None) -> Any:
+        """A fresh FAISS index; IVF is trained on ``train`` when given (else flat until min_train)."""
         faiss = self._faiss
         if self.kind == "hnsw":
             index = faiss.IndexHNSWFlat(self.dim, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = self.ef_construction
             return index
-        if self.kind == "ivf" and n_train >= self.min_train:
+        if self.kind == "ivf" and train is not None:
+            n_train = len(train)
             nlist = self.nlist or int(round(math.sqrt(n_train)))
             nlist = max(1, min(nlist, 4096, n_train))
             quantizer = faiss.IndexFlatIP(self.dim)
             index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
             index.cp.max_points_per_centroid = self.train_points_per_list  # bounds k-means cost
-            index.train(self.data)
+            index.train(train)
+            index.make_direct_map()  # so rows can be read back (rescoring, exact filtered search)
             self._trained_on = n_train
             return index
         return faiss.IndexFlatIP(self.dim)
@@ -110,23 +121,19 @@ class VectorIndex:
         x = np.ascontiguousarray(vectors, dtype=np.float32)
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise IndexConfigError(f"index expects (n, {self.dim}) vectors, got shape {x.shape}")
-        start = self._n
-        if start + len(x) > len(self._data):
-            grown = np.zeros((max(2 * len(self._data), start + len(x), 1024), self.dim), np.float32)
-            grown[:start] = self._data[:start]
-            self._data = grown
-        self._data[start:start + len(x)] = x
-        self._n += len(x)
+        start = self.ntotal
+        n = start + len(x)
         needs_ivf = self.kind == "ivf" and (
-            (self._trained_on == 0 and self._n >= self.min_train)
-            or (self._trained_on and self._n >= self.retrain_factor * self._trained_on)
+            (self._trained_on == 0 and n >= self.min_train)
+            or (self._trained_on and n >= self.retrain_factor * self._trained_on)
         )
-        if needs_ivf:
-            self._index = self._new_index(self._n)
-            self._index.add(self.data)
+        if needs_ivf:  # (re)train on everything: a temporary copy only while training
+            everything = np.concatenate([self.vectors(np.arange(start)), x])
+            self._index = self._new_index(everything)
+            self._index.add(everything)
         elif len(x):
             self._index.add(x)
-        return np.arange(start, self._n, dtype=np.int64)
+        return np.arange(start, n, dtype=np.int64)
 
     def search(self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k by inner product.
@@ -144,16 +151,18 @@ class VectorIndex:
             raise IndexConfigError(f"queries must be (q, {self.dim}), got shape {q.shape}")
         if k < 1:
             raise IndexConfigError(f"k must be >= 1, got {k}")
+        n = self.ntotal
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=bool)
-            if allowed.shape != (self._n,):
-                raise IndexConfigError(f"allowed mask must have shape ({self._n},), got {allowed.shape}")
+            if allowed.shape != (n,):
+                raise IndexConfigError(f"allowed mask must have shape ({n},), got {allowed.shape}")
             n_allowed = int(allowed.sum())
-            if n_allowed == self._n:
+            if n_allowed == n:
                 allowed = None
             elif n_allowed <= max(self.exact_below, k):
-                return exact_search(self.data, q, k, np.flatnonzero(allowed))
-        kk = min(k, self._n)
+                subset = np.flatnonzero(allowed)
+                return exact_search(self.vectors(subset), q, k, subset)
+        kk = min(k, n)
         if kk == 0:
             return _pad(np.zeros((len(q), 0), np.float32), np.zeros((len(q), 0), np.int64), k)
         params, keep = self._params(kk, allowed)
@@ -167,17 +176,45 @@ class VectorIndex:
         bits = None
         if allowed is not None:
             bits = np.packbits(allowed, bitorder="little")
-            kwargs["sel"] = faiss.IDSelectorBitmap(self._n, faiss.swig_ptr(bits))
+            kwargs["sel"] = faiss.IDSelectorBitmap(self.ntotal, faiss.swig_ptr(bits))
         if self.kind == "hnsw":
             return faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k), **kwargs), (bits, kwargs)
         if isinstance(self._index, faiss.IndexIVFFlat):
             return faiss.SearchParametersIVF(nprobe=self.nprobe, **kwargs), (bits, kwargs)
         return (faiss.SearchParameters(**kwargs) if kwargs else None), (bits, kwargs)
 
+    # -- persistence -------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Write the FAISS index to ``path`` (atomically: a temporary file, then a rename)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        self._faiss.write_index(self._index, str(tmp))
+        os.replace(tmp, path)
 
-def exact_search(data: np.ndarray, queries: np.ndarray, k: int, subset: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Brute-force top-k inner product with numpy (optionally over a subset of rows)."""
-    rows = data if subset is None else data[subset]
+    def load(self, path: str | Path) -> None:
+        """Replace this index's contents with the FAISS index saved at ``path``.
+
+        Raises:
+            IndexConfigError: the file is unreadable or holds an index of another kind or size.
+        """
+        try:
+            index = self._faiss.read_index(str(path))
+        except RuntimeError as exc:
+            raise IndexConfigError(f"cannot read FAISS index {path}: {exc}") from exc
+        faiss = self._faiss
+        kind = ("hnsw" if isinstance(index, faiss.IndexHNSWFlat) else
+                "ivf" if isinstance(index, faiss.IndexIVFFlat) else "flat")
+        if index.d != self.dim or (kind != self.kind and not (self.kind == "ivf" and kind == "flat")):
+            raise IndexConfigError(f"FAISS index {path} is a {kind} index of dim {index.d}; "
+                                   f"expected {self.kind} of dim {self.dim}")
+        if kind == "ivf":
+            index.make_direct_map()  # no-op when the saved index already has it
+            self._trained_on = int(index.ntotal)
+        self._index = index
+
+
+def exact_search(rows: np.ndarray, queries: np.ndarray, k: int, ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force top-k inner product with numpy over ``rows`` (whose positions are ``ids``)."""
     sims = queries @ rows.T
     kk = min(k, rows.shape[0])
     if kk == 0:
@@ -187,7 +224,7 @@ def exact_search(data: np.ndarray, queries: np.ndarray, k: int, subset: np.ndarr
     order = np.argsort(-part_scores, axis=1, kind="stable")
     top = np.take_along_axis(part, order, axis=1)
     scores = np.take_along_axis(sims, top, axis=1).astype(np.float32)
-    pos = top if subset is None else np.asarray(subset, dtype=np.int64)[top]
+    pos = top if ids is None else np.asarray(ids, dtype=np.int64)[top]
     return _pad(scores, pos.astype(np.int64), k)
 
 

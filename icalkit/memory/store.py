@@ -320,6 +320,28 @@ class RecordStore:
             np.concatenate(mats).astype(np.float32, copy=False),
         )
 
+    def meta(self, key: str) -> str | None:
+        """Value of a ``meta`` entry (settings recorded with the store), or None."""
+        row = self._conn().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str, only_if_missing: bool = False) -> str:
+        """Record a ``meta`` entry; with ``only_if_missing`` keep an existing value. Returns the stored value."""
+        conn = self._conn()
+        with self._write(conn):
+            verb = "INSERT OR IGNORE" if only_if_missing else "INSERT OR REPLACE"
+            conn.execute(f"{verb} INTO meta VALUES(?, ?)", (key, value))
+            return str(conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0])
+
+    def count_upto(self, upto_id: int) -> int:
+        """Number of records with id <= ``upto_id``."""
+        return int(self._conn().execute("SELECT COUNT(*) FROM records WHERE id<=?", (upto_id,)).fetchone()[0])
+
+    def key_of(self, record_id: int) -> str | None:
+        """Unique key of the record with ``record_id`` (None if absent)."""
+        row = self._conn().execute("SELECT key FROM records WHERE id=?", (record_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` result ("ok" when healthy)."""
         return str(self._conn().execute("PRAGMA integrity_check").fetchone()[0])
