@@ -198,6 +198,30 @@ def test_cache_is_wal_and_keys_on_model(tiny, tiny_model, tokenizer, tmp_path):
     assert not CachedLLM(other, cache).generate(["hello"], max_new_tokens=4)[0].cached
 
 
+def test_cache_never_replays_answers_of_other_weights_in_the_same_folder(tiny_model, tokenizer, tmp_path):
+    """Retraining into the same model / adapter folder changes the key (a stamp of the files)."""
+    from peft import LoraConfig, get_peft_model
+
+    folder = tmp_path / "model"
+    tiny_model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    first = CachedLLM(HFLLM(folder, chat_template=False), cache).generate(["hello"], max_new_tokens=4)[0]
+    assert CachedLLM(HFLLM(folder, chat_template=False), cache).generate(["hello"], max_new_tokens=4)[0].cached
+    retrained = copy.deepcopy(tiny_model)
+    with torch.no_grad():
+        retrained.lm_head.weight.mul_(-1.0)  # other weights, same folder, same name
+    retrained.save_pretrained(folder)
+    again = CachedLLM(HFLLM(folder, chat_template=False), cache).generate(["hello"], max_new_tokens=4)[0]
+    assert not again.cached and again.text != first.text
+    lora = get_peft_model(copy.deepcopy(tiny_model), LoraConfig(r=4, target_modules=["q_proj"]))
+    lora.save_pretrained(tmp_path / "adapter")
+    with_adapter = HFLLM(folder, adapter=tmp_path / "adapter", chat_template=False)
+    key = with_adapter.cache_identity()
+    lora.save_pretrained(tmp_path / "adapter")  # the same adapter folder written again
+    assert HFLLM(folder, adapter=tmp_path / "adapter", chat_template=False).cache_identity() != key
+
+
 # --- factory, config, model folders, adapters -------------------------------------------------
 
 def test_factory_builds_hf_from_folder_with_cache(tiny_dir, tmp_path):

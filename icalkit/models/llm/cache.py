@@ -1,8 +1,12 @@
 """SQLite response cache: re-running a loop replays completions instead of re-generating.
 
 The key is a SHA-256 of the canonical JSON of (model identity, prompt, sampling parameters);
-the model identity comes from :meth:`LLM.cache_identity` (backend, model, adapter). The database
-uses WAL mode, so several processes may read and write it at once.
+the model identity comes from :meth:`LLM.cache_identity`: backend, model, adapter and a stamp of
+their files (:func:`weights_stamp`: every file's name, size and mtime), or, for a server, the
+served model's card (its root folder and that folder's stamp when it is local). Retraining into
+the same folder, or re-serving other weights under the same name, therefore never replays an
+answer from the old weights. The database uses WAL mode, so several processes may read and write
+it at once.
 """
 
 from __future__ import annotations
@@ -27,6 +31,23 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+
+
+def files_stamp(*folders: Path | None) -> tuple:
+    """(path, size, mtime_ns) of every file in ``folders``: changes when a folder is rewritten."""
+    stamp = []
+    for folder in folders:
+        if folder is not None and Path(folder).is_dir():
+            for p in sorted(Path(folder).iterdir()):
+                if p.is_file():
+                    st = p.stat()
+                    stamp.append((str(p), st.st_size, st.st_mtime_ns))
+    return tuple(stamp)
+
+
+def weights_stamp(*folders: Path | None) -> str:
+    """Short hex digest of :func:`files_stamp` (a model or adapter folder's identity on disk)."""
+    return hashlib.sha256(repr(files_stamp(*folders)).encode()).hexdigest()[:16]
 
 
 def cache_key(identity: dict[str, Any], prompt: Prompt, params: SamplingParams) -> str:

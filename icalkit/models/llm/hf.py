@@ -22,6 +22,7 @@ from icalkit.models.llm.base import (
     Timer,
     truncate_at_stop,
 )
+from icalkit.models.llm.cache import files_stamp, weights_stamp
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -62,18 +63,6 @@ def _check_adapter(adapter: str | Path) -> Path:
     if not (path / "adapter_config.json").is_file():
         raise AdapterError(f"{path} is not a peft adapter folder (no adapter_config.json)")
     return path.resolve()
-
-
-def files_stamp(*folders: Path | None) -> tuple:
-    """(name, size, mtime) of every file in ``folders``: changes when a folder is rewritten."""
-    stamp = []
-    for folder in folders:
-        if folder is not None and folder.is_dir():
-            for p in sorted(folder.iterdir()):
-                if p.is_file():
-                    st = p.stat()
-                    stamp.append((str(p), st.st_size, st.st_mtime_ns))
-    return tuple(stamp)
 
 
 @functools.lru_cache(maxsize=4)
@@ -153,6 +142,7 @@ class HFLLM(LLM):
         )
         self.model_name = str(model_dir / gguf_file) if gguf_file else str(model_dir)
         self.adapter = adapter_dir
+        self.weights_stamp = weights_stamp(model_dir, adapter_dir)  # the files these weights came from
         self._setup(*loaded, batch_size=batch_size, chat_template=chat_template)
 
     @classmethod
@@ -162,7 +152,7 @@ class HFLLM(LLM):
     ) -> HFLLM:
         """Wrap an already-built model and tokenizer (e.g. a tiny model made in code)."""
         self = cls.__new__(cls)
-        self.model_name, self.adapter = name, None
+        self.model_name, self.adapter, self.weights_stamp = name, None, ""
         self.device = str(next(model.parameters()).device)
         self._setup(model.eval(), tokenizer, batch_size=batch_size, chat_template=chat_template)
         return self
@@ -182,12 +172,12 @@ class HFLLM(LLM):
         self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
 
     def cache_identity(self) -> dict[str, Any]:
-        """Backend, model path and adapter (with its weights' size and mtime)."""
+        """Backend, model path, adapter and the stamp of the files the weights were loaded from."""
         ident = super().cache_identity()
         if self.adapter is not None:
-            weights = sorted(self.adapter.glob("adapter_model.*"))
             ident["adapter"] = str(self.adapter)
-            ident["adapter_files"] = [(p.name, p.stat().st_size, p.stat().st_mtime) for p in weights]
+        if self.weights_stamp:
+            ident["weights"] = self.weights_stamp
         return ident
 
     def render(self, prompt: Prompt) -> str:

@@ -11,6 +11,7 @@ import os
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -26,7 +27,9 @@ from icalkit.models.llm.base import (
     UnknownModelError,
     truncate_at_stop,
 )
+from icalkit.models.llm.cache import weights_stamp
 
+IDENTITY_TTL_S = 30.0
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "0.0.0.0", "::1")
 
 
@@ -79,10 +82,31 @@ class OpenAILLM(LLM):
             timeout=timeout_s, max_retries=0,
         )
         self._checked = False
+        self._identity: tuple[float, dict[str, Any]] | None = None
 
     def cache_identity(self) -> dict[str, Any]:
-        """Backend, served model name and server URL."""
-        return {**super().cache_identity(), "base_url": self.base_url}
+        """Backend, served model name, server URL and the served model's identity.
+
+        The identity is the server's model card (``root``: the folder a vLLM server loaded, the
+        ``parent`` of a LoRA adapter) plus :func:`weights_stamp` of ``root`` when it is a local
+        folder, so re-serving other weights under the same name gives other cache keys. Looked
+        up again after ``IDENTITY_TTL_S`` seconds.
+        """
+        now = time.monotonic()
+        if self._identity is None or now - self._identity[0] > IDENTITY_TTL_S:
+            self._identity = (now, self._served_identity())
+        return {**super().cache_identity(), "base_url": self.base_url, "served": self._identity[1]}
+
+    def _served_identity(self) -> dict[str, Any]:
+        cards = {m.id: m for m in self._call(self.client.models.list).data}
+        card = cards.get(self.model_name)
+        if card is None:
+            return {}
+        fields = card.model_dump() if hasattr(card, "model_dump") else dict(vars(card))
+        ident = {k: fields.get(k) for k in ("root", "parent", "max_model_len", "owned_by") if fields.get(k) is not None}
+        if ident.get("root") and Path(ident["root"]).is_dir():
+            ident["weights"] = weights_stamp(Path(ident["root"]))
+        return ident
 
     @property
     def _where(self) -> str:

@@ -1,0 +1,60 @@
+"""The program planner's prompts as functions of (task, world, examples).
+
+One source for the prompts the deployment planner sends and the prompts of the fine-tuning
+pairs (:mod:`icalkit.data_gen.finetune_data`), so a tuned model is trained on exactly what it is
+asked at deployment. Flat (LLM-Planner) prompts stay in the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from icalkit.agents.api.docs import api_documentation
+from icalkit.agents.context import filtered_state, format_examples, state_text, task_text
+from icalkit.agents.prompts import PromptTemplate, load_template
+from icalkit.envs.household.state import World
+from icalkit.envs.household.tasks.task import Task
+
+ZERO_SHOT_EXAMPLES = ("(no examples) Think step by step: say what the task needs, which objects "
+                      "matter and in which order to act, then write the program.")
+
+
+@lru_cache(maxsize=8)
+def template(name: str) -> PromptTemplate:
+    """A planner template, loaded once per process."""
+    return load_template(name)
+
+
+@lru_cache(maxsize=1)
+def api_text() -> str:
+    """The API documentation shown in every program prompt."""
+    return api_documentation()
+
+
+def examples_text(examples: Sequence[Any]) -> str:
+    """Retrieved examples as prompt text; the zero-shot instruction when there are none."""
+    return format_examples(examples) if examples else ZERO_SHOT_EXAMPLES
+
+
+def planner_state_text(world: World, task: Task, max_state_objects: int = 25) -> str:
+    """The abstracted (task-relevant) state of ``world`` as the planner shows it."""
+    return state_text(filtered_state(world, task, limit=max_state_objects))
+
+
+def program_prompt(task: Task, world: World, examples: Sequence[Any], use_dialogue: bool = True,
+                   max_state_objects: int = 25) -> list[dict]:
+    """Chat messages of the first planning prompt (template ``planner``) for ``task`` in ``world``."""
+    return template("planner").render(api=api_text(), examples=examples_text(examples),
+                                      task=task_text(task, use_dialogue),
+                                      state=planner_state_text(world, task, max_state_objects))
+
+
+def replan_program_prompt(task: Task, world: World, examples: Sequence[Any], program: str, completed: str,
+                          error: str, use_dialogue: bool = True, max_state_objects: int = 25) -> list[dict]:
+    """Chat messages of the re-planning prompt (template ``planner_replan``) after a failed program."""
+    return template("planner_replan").render(
+        api=api_text(), examples=examples_text(examples), task=task_text(task, use_dialogue),
+        completed=completed or "(nothing)", error=error, program=program or "(none)",
+        state=planner_state_text(world, task, max_state_objects))

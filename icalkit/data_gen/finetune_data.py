@@ -1,0 +1,349 @@
+"""Fine-tuning pairs (prompt → program) for the planner, as a Hugging Face dataset.
+
+For each task the expert solves, the pair's prompt is exactly what the deployed planner sends
+(:func:`icalkit.agents.plan_prompts.program_prompt`: dialogue, filtered state and — with ``k > 0``
+— the k examples the planner retrieves for it from a memory, the task itself excluded); the
+completion is the program, grounded in the prompt: an ``object_instance`` id the prompt never
+shows is dropped (the class is resolved at run time). A pair is kept only if its program, run by
+the sandboxed executor on a fresh copy of the task, succeeds; every drop is counted by reason.
+
+Revision pairs teach the re-planning step: a realistic mistake is injected into the correct
+program (a container never opened, the wrong object, a missing step), the executor's feedback
+on the mistaken run goes into the planner's re-plan prompt, and the completion is the correct
+program — kept only if it then finishes the task from that state, as it would at deployment.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from icalkit.agents.context import filtered_state
+from icalkit.agents.executor import Executor, ExecutorLimits
+from icalkit.agents.feedback import action_feedback, goal_feedback
+from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
+from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.envs.household.tasks.task import Task
+
+MISTAKES = ("skip_open", "wrong_object", "missing_step")
+_INSTANCE = re.compile(r',\s*object_instance="([^"]+)"')
+_PARENT_STR = re.compile(r',\s*parent_object="([^"]+)"')
+_ID = re.compile(r'"([A-Z][A-Za-z]+_\d+)"')
+_DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
+
+
+class DatasetError(ValueError):
+    """A fine-tuning dataset is missing, empty or has the wrong columns."""
+
+
+@dataclass
+class PairConfig:
+    """How fine-tuning pairs are built (a config section, e.g. ``data.k=1``).
+
+    Attributes:
+        task_types: task types to build pairs for.
+        heldout_types: types kept out of training entirely (evaluate them via retrieval only).
+        n_per_type: tasks sampled per type.
+        split: task split the tasks come from (never the evaluation split).
+        seed: task sampling seed.
+        k: retrieved examples in the prompt (0: the planner's zero-shot prompt).
+        memory_path: example memory to retrieve from when ``k > 0``.
+        revisions_per_task: revision pairs (injected mistake + feedback → program) per task.
+        mistakes: kinds of injected mistakes, from ``MISTAKES``.
+        valid_fraction: share of tasks (whole tasks) in the validation split.
+        planner: the deployment planner settings the prompts must match (dialogue, state size).
+        oracle_object_map: executor setting used to replay the programs (as in ``icalkit plan``).
+    """
+
+    task_types: list[str] = field(default_factory=lambda: ["Coffee", "Boil X", "Clean All X"])
+    heldout_types: list[str] = field(default_factory=list)
+    n_per_type: int = 10
+    split: str = "train"
+    seed: int = 0
+    k: int = 0
+    memory_path: str = ""
+    revisions_per_task: int = 1
+    mistakes: list[str] = field(default_factory=lambda: list(MISTAKES))
+    valid_fraction: float = 0.1
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    oracle_object_map: bool = True
+
+    def validate(self) -> None:
+        from icalkit.envs.household.tasks.registry import get_task_type
+        from icalkit.envs.household.tasks.task import SPLITS
+
+        for t in [*self.task_types, *self.heldout_types]:
+            get_task_type(t)
+        if self.split not in SPLITS:
+            raise ValueError(f"data.split {self.split!r} is not one of {SPLITS}")
+        if self.n_per_type < 1 or self.k < 0 or self.revisions_per_task < 0:
+            raise ValueError("data.n_per_type must be >= 1, data.k and data.revisions_per_task >= 0")
+        if self.k > 0 and not self.memory_path:
+            raise ValueError("data.k > 0 retrieves examples: set data.memory_path to an example memory")
+        if unknown := set(self.mistakes) - set(MISTAKES):
+            raise ValueError(f"data.mistakes {sorted(unknown)} not in {MISTAKES}")
+        if not 0 <= self.valid_fraction < 1:
+            raise ValueError(f"data.valid_fraction must be in [0, 1), got {self.valid_fraction}")
+        if not set(self.task_types) - set(self.heldout_types):
+            raise ValueError("every task type is held out: nothing left to train on")
+
+    def training_types(self) -> list[str]:
+        return [t for t in self.task_types if t not in self.heldout_types]
+
+
+def shown_ids(prompt: list[dict]) -> set[str]:
+    """Object ids (``Mug_2``) that appear anywhere in the prompt's text."""
+    return set(re.findall(r"\b[A-Z][A-Za-z]+_\d+\b", " ".join(m["content"] for m in prompt)))
+
+
+def ground_program(program: str, ids: set[str]) -> str:
+    """Drop every ``object_instance``/string ``parent_object`` id not in ``ids`` (class only)."""
+    keep = lambda m: m.group(0) if m.group(1) in ids else ""  # noqa: E731
+    return _PARENT_STR.sub(keep, _INSTANCE.sub(keep, program))
+
+
+def ungrounded_ids(program: str, ids: set[str]) -> list[str]:
+    """Quoted instance ids in ``program`` that the prompt never shows."""
+    return sorted(set(_ID.findall(program)) - ids)
+
+
+def completion_text(program: str) -> str:
+    """The assistant answer for a program (the Program section the planner parses)."""
+    return f"Program:\n```python\n{program.strip()}\n```"
+
+
+def inject_mistake(program: str, kind: str, rng: random.Random, classes: list[str]) -> str | None:
+    """``program`` with one realistic mistake, or None when the kind does not apply.
+
+    Args:
+        kind: ``skip_open`` (drop an ``.open()``), ``wrong_object`` (another class shown in the
+            prompt for one object), ``missing_step`` (drop one action line).
+        classes: object classes the prompt shows (candidates for ``wrong_object``).
+    """
+    lines = program.strip().splitlines()
+    actions = [i for i, ln in enumerate(lines) if not _DEF.match(ln) and not ln.endswith(".go_to()")]
+    if kind == "skip_open":
+        cands = [i for i in actions if lines[i].endswith(".open()")]
+    elif kind == "missing_step":
+        cands = actions
+    elif kind == "wrong_object":
+        cands = [i for i, ln in enumerate(lines) if (m := _DEF.match(ln)) and "parent_object" not in ln
+                 and any(c != m.group(2) for c in classes)]
+    else:
+        raise ValueError(f"unknown mistake {kind!r}; available: {MISTAKES}")
+    if not cands:
+        return None
+    i = rng.choice(cands)
+    if kind == "wrong_object":
+        var, cls, _ = _DEF.match(lines[i]).groups()
+        lines[i] = f'{var} = InteractionObject("{rng.choice([c for c in classes if c != cls])}")'
+    else:
+        del lines[i]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class TaskPairs:
+    """The pairs one task produced and why others were dropped."""
+
+    task_id: str
+    task_type: str
+    rows: list[dict] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+
+class PairBuilder:
+    """Builds the pairs of one task at a time (see the module docstring).
+
+    Args:
+        cfg: pair settings.
+        memory: an example memory for ``cfg.k > 0`` (None otherwise).
+    """
+
+    def __init__(self, cfg: PairConfig, memory: Any | None = None) -> None:
+        from icalkit.agents.api.runtime import ApiConfig
+        from icalkit.envs.factory import make_env
+
+        self.cfg = cfg
+        self.env = make_env("household", render_obs=False)
+        self.limits = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map))
+        # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
+        self.retriever = Planner(None, memory, PlannerConfig(**{**vars(cfg.planner), "mode": "copy", "k": cfg.k}),
+                                 self.limits) if cfg.k else None
+
+    def _fresh(self, task: Task) -> Executor:
+        self.env.reset(options={"task": task})
+        return Executor(self.env, self.limits)
+
+    def build(self, task: Task) -> TaskPairs:
+        """Plan pair (+ revision pairs) for ``task``; never raises for a task that fails."""
+        from icalkit.data_gen.expert import expert_actions
+        from icalkit.data_gen.programs import trajectory_to_program
+        from icalkit.envs.household.scene import build_world
+
+        out = TaskPairs(task.task_id, task.task_type)
+        p = self.cfg.planner
+        executor = self._fresh(task)
+        world0 = executor.sim.world
+        state0 = filtered_state(world0, task, limit=p.max_state_objects)
+        sets, err = self.retriever.retrieve(task, state0, None) if self.retriever else ([[]], "")
+        if err:
+            out.drop("retrieval_failed")
+            return out
+        examples = sets[0]
+        prompt = program_prompt(task, world0, examples, p.use_dialogue, p.max_state_objects)
+        try:
+            program = trajectory_to_program(build_world(task), expert_actions(task))
+        except Exception:  # noqa: BLE001 - a task the expert cannot convert is counted, not fatal
+            out.drop("expert_failed")
+            return out
+        ids = shown_ids(prompt)
+        program = ground_program(program, ids)
+        if ungrounded_ids(program, ids):
+            out.drop("ungrounded_id")
+            return out
+        if not executor.run(program, task).success:
+            out.drop("grounded_program_fails")
+            return out
+        meta = {"task_id": task.task_id, "task_type": task.task_type,
+                "retrieved": [e.example_id for e in examples]}
+        out.rows.append({**meta, "kind": "plan", "mistake": "", "prompt": prompt,
+                         "completion": completion_text(program)})
+        rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
+        classes = sorted({i.rsplit("_", 1)[0] for i in ids})
+        kinds = rng.sample(self.cfg.mistakes, len(self.cfg.mistakes))
+        made = 0
+        for kind in kinds:
+            if made == self.cfg.revisions_per_task:
+                break
+            row = self._revision(task, examples, program, kind, rng, classes, out)
+            if row is not None:
+                out.rows.append({**meta, **row})
+                made += 1
+        return out
+
+    def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,
+                  classes: list[str], out: TaskPairs) -> dict | None:
+        p = self.cfg.planner
+        wrong = inject_mistake(program, kind, rng, classes)
+        if wrong is None:
+            out.drop(f"revision_{kind}_not_applicable")
+            return None
+        executor = self._fresh(task)
+        trace = executor.run(wrong, task)
+        error = action_feedback(trace) or (goal_feedback(trace) if p.oracle_goal_feedback else None)
+        if trace.success or error is None:
+            out.drop(f"revision_{kind}_no_feedback")
+            return None
+        completed = trace.failure.completed if trace.failure else trace.program
+        prompt = replan_program_prompt(task, executor.sim.world, examples, trace.program, completed, error,
+                                       p.use_dialogue, p.max_state_objects)
+        ids = shown_ids(prompt)
+        if ungrounded_ids(program, ids) or not executor.run(program, task).success:
+            out.drop(f"revision_{kind}_fix_fails")
+            return None
+        return {"kind": "revision", "mistake": kind, "prompt": prompt, "completion": completion_text(program)}
+
+
+def length_stats(values: Iterable[int]) -> dict[str, float]:
+    """min / median / mean / p90 / max of token lengths."""
+    v = sorted(values)
+    if not v:
+        return {}
+    return {"n": len(v), "min": v[0], "median": statistics.median(v), "mean": round(statistics.fmean(v), 1),
+            "p90": v[int(0.9 * (len(v) - 1))], "max": v[-1]}
+
+
+def summarize(records: list[dict], token_len: Callable[[dict], tuple[int, int]] | None = None) -> dict:
+    """Counts of pairs by kind and type, drops by reason, and token-length statistics."""
+    rows = [r for rec in records for r in rec["rows"]]
+    dropped: Counter = Counter()
+    for rec in records:
+        dropped.update(rec["dropped"])
+    stats: dict[str, Any] = {"tasks": len(records), "pairs": len(rows),
+                             "by_kind": dict(Counter(r["kind"] for r in rows)),
+                             "by_type": dict(Counter(r["task_type"] for r in rows)),
+                             "tasks_without_pairs": sum(not rec["rows"] for rec in records),
+                             "dropped": dict(sorted(dropped.items()))}
+    if token_len is not None and rows:
+        lens = [token_len(r) for r in rows]
+        stats["tokens"] = {"prompt": length_stats(a for a, _ in lens), "completion": length_stats(b for _, b in lens),
+                           "total": length_stats(a + b for a, b in lens)}
+    return stats
+
+
+def to_dataset(records: list[dict], valid_fraction: float, seed: int):
+    """A ``DatasetDict`` (train / validation, whole tasks per split) of the kept pairs."""
+    from datasets import Dataset, DatasetDict
+
+    tasks = sorted({rec["task_id"] for rec in records if rec["rows"]})
+    random.Random(seed).shuffle(tasks)
+    n_valid = round(valid_fraction * len(tasks)) if len(tasks) > 1 else 0
+    valid = set(tasks[:n_valid])
+    rows = [r for rec in records for r in rec["rows"]]
+    if not rows:
+        raise DatasetError("no pair survived: every task was dropped (see the drop counts)")
+    split = {"train": [r for r in rows if r["task_id"] not in valid],
+             "validation": [r for r in rows if r["task_id"] in valid]}
+    return DatasetDict({k: Dataset.from_list(v or rows).select(range(len(v))) for k, v in split.items()})
+
+
+def build_pairs(cfg: PairConfig, out_dir: str | Path, memory: Any | None = None,
+                progress: bool = True) -> dict:
+    """Build (resumably) the pairs of ``cfg`` into ``out_dir``: pairs.jsonl, dataset/, stats.json.
+
+    Returns:
+        The statistics written to ``stats.json``.
+    """
+    import json
+
+    from tqdm import tqdm
+
+    from icalkit.data_gen.results_file import RecordWriter, load_records
+    from icalkit.envs.household.tasks.sampler import sample_tasks
+
+    cfg.validate()
+    out = Path(out_dir)
+    tasks = sample_tasks(cfg.training_types(), cfg.n_per_type, cfg.split, cfg.seed)
+    done = load_records(out / "pairs.jsonl", lambda r: r["task_id"])
+    todo = [t for t in tasks if t.task_id not in done]
+    if todo:
+        builder = PairBuilder(cfg, memory)
+        with RecordWriter(out / "pairs.jsonl") as writer:
+            for task in tqdm(todo, desc="pairs", unit="task", disable=not progress):
+                rec = vars(builder.build(task))
+                done[task.task_id] = rec
+                writer.write(rec)
+    records = [done[t.task_id] for t in tasks]
+    to_dataset(records, cfg.valid_fraction, cfg.seed).save_to_disk(str(out / "dataset"))
+    stats = summarize(records, _token_counter())
+    stats["heldout_types"] = list(cfg.heldout_types)
+    (out / "stats.json").write_text(json.dumps(stats, indent=2))
+    return stats
+
+
+def _token_counter() -> Callable[[dict], tuple[int, int]] | None:
+    """Prompt / completion token counts with the default model's tokenizer (None if absent)."""
+    try:
+        from transformers import AutoTokenizer
+
+        from icalkit.models.llm.convert import default_model_dir
+
+        tok = AutoTokenizer.from_pretrained(default_model_dir())
+    except Exception:  # noqa: BLE001 - statistics are optional
+        return None
+
+    def count(row: dict) -> tuple[int, int]:
+        prompt = tok.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        return len(tok(prompt).input_ids), len(tok(row["completion"]).input_ids) + 1
+
+    return count
