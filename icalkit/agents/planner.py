@@ -41,14 +41,13 @@ from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
 from icalkit.agents.parsing import ParseError, parse_sections
+from icalkit.agents.plan_prompts import ZERO_SHOT_EXAMPLES, program_prompt, replan_program_prompt
 from icalkit.agents.prompts import load_template
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
 PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat")
 SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
-ZERO_SHOT_EXAMPLES = ("(no examples) Think step by step: say what the task needs, which objects "
-                      "matter and in which order to act, then write the program.")
 
 
 @dataclass
@@ -211,22 +210,20 @@ class Planner:
         return "\n".join(answer.value) if self.cfg.mode == "flat" else answer.value["Program"]
 
     def _first_prompt(self, task: Task, executor: Executor, examples: list[Any]) -> list[dict]:
-        values: dict[str, Any] = {"examples": self._examples_text(examples), "task": task_text(task, self.cfg.use_dialogue)}
-        if self.cfg.mode == "flat":
-            values |= {"actions": action_space_text(with_stop=False), "objects": self._objects(executor, False)}
-        else:
-            values |= {"api": self.api, "state": self._state(executor, task)}
-        return self.t_plan.render(**values)
+        if self.cfg.mode != "flat":  # one source with the fine-tuning pairs (plan_prompts)
+            return program_prompt(task, executor.sim.world, examples, self.cfg.use_dialogue,
+                                  self.cfg.max_state_objects)
+        return self.t_plan.render(examples=self._examples_text(examples), task=task_text(task, self.cfg.use_dialogue),
+                                  actions=action_space_text(with_stop=False), objects=self._objects(executor, False))
 
     def _replan_prompt(self, task: Task, executor: Executor, examples: list[Any], program: str,
                        completed: str, error: str) -> list[dict]:
-        values: dict[str, Any] = {"examples": self._examples_text(examples), "task": task_text(task, self.cfg.use_dialogue),
-                                  "completed": completed or "(nothing)", "error": error}
-        if self.cfg.mode == "flat":
-            values |= {"actions": action_space_text(with_stop=False), "objects": self._objects(executor, True)}
-        else:
-            values |= {"api": self.api, "state": self._state(executor, task), "program": program or "(none)"}
-        return self.t_replan.render(**values)
+        if self.cfg.mode != "flat":
+            return replan_program_prompt(task, executor.sim.world, examples, program, completed, error,
+                                         self.cfg.use_dialogue, self.cfg.max_state_objects)
+        return self.t_replan.render(examples=self._examples_text(examples), task=task_text(task, self.cfg.use_dialogue),
+                                    completed=completed or "(nothing)", error=error,
+                                    actions=action_space_text(with_stop=False), objects=self._objects(executor, True))
 
     def propose(self, task: Task, executor: Executor, sets: list[list[Any]], stats: CallStats,
                 scores: list[float]) -> tuple[Answer, list[Any]]:
