@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1
 
 setup: $(STAMP)
 
@@ -42,6 +42,21 @@ test-slow: $(STAMP) $(VLLM_STAMP)
 vllm-setup: $(VLLM_STAMP)
 $(VLLM_STAMP): scripts/setup_vllm_cpu.sh
 	scripts/setup_vllm_cpu.sh $(VLLM_VENV)
+
+# memories the shipped evaluation methods read (configs/methods/*.yaml): demonstrations of the
+# 12 TfD types on train layouts, stored raw (noisy and expert programs) and after ICAL's phases
+IK := $(VENV)/bin/icalkit
+eval-memories: $(STAMP)
+	$(IK) demos n_per_type=2 split=train out_dir=runs/demos_eval wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_eval raw_demos=true demonstrators=[noisy] out_dir=runs/memories/raw_kinesthetic memory.path=runs/memories/raw_kinesthetic.db
+	$(IK) ical demos_dir=runs/demos_eval raw_demos=true demonstrators=[expert] out_dir=runs/memories/handwritten memory.path=runs/memories/handwritten.db
+	$(IK) ical demos_dir=runs/demos_eval abstraction=false out_dir=runs/memories/ical_no_abstraction memory.path=runs/memories/ical_no_abstraction.db
+	$(IK) ical demos_dir=runs/demos_eval hitl=false out_dir=runs/memories/ical_no_hitl memory.path=runs/memories/ical_no_hitl.db
+	$(IK) ical demos_dir=runs/demos_eval out_dir=runs/memories/ical memory.path=runs/memories/ical.db
+
+# ICAL's Table 1 on the embedded simulator with the default model (README figures)
+table1: eval-memories
+	$(IK) eval methods='[copy, zero_shot, handwritten, raw_kinesthetic, ical_no_abstraction, ical_no_hitl, ical, ical_rerank]' out_dir=runs/eval_table1
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -87,6 +87,7 @@ def test_invalid_actions_reask_then_noop(tmp_path, embedder, coffee):
     assert "could not be used" in llm.prompts[1][-1]["content"]
     assert rec["trajectory"]["history"][0][1].startswith("invalid action:")
     assert rec["ref_len"] is None  # unknown, never the agent's own length
+    assert rec["method"] == "prag_self_r1" and rec["split"] == coffee[0].split  # `icalkit report` reads it
     assert rec["init_total"] == rec["total"] and rec["init_satisfied"] <= rec["init_total"]
     row = round_table([rec])[0]
     assert row["n_no_ref"] == 1 and row["spl"] == 0.0
@@ -165,7 +166,7 @@ def test_prag_command_end_to_end(tmp_path, capsys):
 
     model = save_tiny_model(tmp_path / "tiny")
     out = tmp_path / "run"
-    args = ["prag", "rounds=2", "task_types=[Coffee]", "prag.max_steps=2", "prag.max_new_tokens=6",
+    args = ["prag", "rounds=2", "task_types=[Coffee]", "prag.max_steps=2", "llm.max_new_tokens=6",
             f"llm.model={model}", "llm.cache=false", f"out_dir={out}", "wandb.mode=disabled"]
     assert main(args) == 0
     text = capsys.readouterr().out

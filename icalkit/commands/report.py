@@ -8,7 +8,8 @@ from icalkit.tracking import WandbConfig
 
 HELP = """icalkit report — put evaluation runs side by side.
 
-Reads episodes.jsonl of each run directory written by `icalkit eval`, recomputes TEACh's metrics
+Reads episodes.jsonl of each run directory written by `icalkit eval` (or `icalkit prag`: one row
+per P-RAG phase and round, `prag_<phase>_r<round>`), recomputes TEACh's metrics
 (SR, GC, PLW-SR, PLW-GC per method and split, with episode counts) and writes one table with a
 row per (run, method): report.md/.csv and report.png under out_dir (and a W&B run).
 

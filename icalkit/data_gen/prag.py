@@ -140,7 +140,8 @@ class StepEpisode:
         traj = TrajectoryRecord(goal=self.goal, scene_graphs=self.scene_graphs, history=self.history, done=done,
                                 task_id=self.task.task_id, task_type=self.task.task_type, round=round_idx,
                                 record_id=f"{phase}-r{round_idx}-{self.task.task_id}")
-        return {"phase": phase, "round": round_idx, "task_id": self.task.task_id, "task_type": self.task.task_type,
+        return {"phase": phase, "round": round_idx, "method": f"prag_{phase}_r{round_idx}", "split": self.task.split,
+                "task_id": self.task.task_id, "task_type": self.task.task_type,
                 "goal": self.goal, "success": goal.success, "satisfied": goal.satisfied, "total": goal.total,
                 "init_satisfied": self.init_goal.satisfied, "init_total": self.init_goal.total,
                 "steps": self.executor.runtime.steps, "hl_steps": len(self.history),

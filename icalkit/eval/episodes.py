@@ -42,7 +42,7 @@ def build_planner(method: MethodConfig, llm: LLM | None, memory_cfg: MemoryConfi
     if method.planner.mode != "zero_shot":
         cfg = MemoryConfig(**{**vars(memory_cfg), "path": method.memory})
         memory = build_memory(cfg)
-        if method.memory_limit:
+        if method.memory_limit is not None:
             memory = TruncatedMemory(memory, method.memory_limit)
     session = LLMSession(llm, **sampling) if llm is not None else None
     limits = ExecutorLimits(api=ApiConfig(max_steps=env_cfg.max_steps, max_failures=env_cfg.max_failures,

@@ -29,7 +29,7 @@ class MethodConfig:
         planner: deployment-agent settings (mode ``zero_shot``, ``ical``, ``rerank``, ``flat``, ``copy``).
         memory: example memory file (not needed for ``zero_shot``).
         memory_hint: the command that writes ``memory``, shown when it is missing.
-        memory_limit: use only the memory's first N examples (0: all).
+        memory_limit: use only the memory's first N examples (None: all).
         llm: model settings; empty fields fall back to the evaluation's ``llm`` section.
     """
 
@@ -38,11 +38,11 @@ class MethodConfig:
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     memory: str = ""
     memory_hint: str = ""
-    memory_limit: int = 0
+    memory_limit: int | None = None
     llm: LLMConfig | None = None
 
     def validate(self) -> None:
-        if self.memory_limit < 0:
+        if self.memory_limit is not None and self.memory_limit < 0:
             raise ValueError(f"memory_limit must be >= 0, got {self.memory_limit}")
         if self.planner.mode not in ("zero_shot",) and not self.memory:
             raise ValueError(f"planner.mode={self.planner.mode} needs a memory file (key `memory`)")
