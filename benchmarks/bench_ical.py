@@ -46,9 +46,10 @@ def ical_config(args: argparse.Namespace, out: Path, raw: bool = False, abstract
     return from_dict(Config, {
         "demos_dir": str(args.demos), "out_dir": str(out), "limit": args.limit, "raw_demos": raw,
         "abstraction": abstraction,
-        "torch_threads": args.threads, "max_new_tokens": args.max_new_tokens,
+        "torch_threads": args.threads,
         "env": {"render": False}, "memory": {"path": str(out / "memory.db"), "image_embedder": {"kind": "none"}},
-        "llm": {"cache_path": str(args.out / "llm_cache.sqlite"), "device": "cpu"},
+        "llm": {"cache_path": str(args.out / "llm_cache.sqlite"), "device": "cpu",
+                "max_new_tokens": args.max_new_tokens},
         "wandb": {"mode": "disabled", "enabled": False}})
 
 

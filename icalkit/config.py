@@ -4,7 +4,12 @@ Every stage declares a dataclass (fields with type hints and defaults). :func:`l
 reads a YAML file, applies command-line overrides such as ``env.size=160 demos.noise=0.3`` and
 builds the dataclass, checking every key and type on the way. Unknown keys and wrong types raise
 :class:`ConfigError` naming the offending key, before anything expensive is loaded. A dataclass
-may define ``validate(self)`` for cross-field checks; it is called after construction.
+may define ``validate(self)`` for cross-field checks; it is called after construction, and can
+tell keys the user wrote from defaults with :func:`explicit_keys` (e.g. to refuse a key of a
+shared section that the command takes from elsewhere, :func:`refuse_keys`).
+
+The configs shipped with icalkit live in ``configs/`` beside the package (:data:`SHIPPED_CONFIGS`),
+found from the package's location, never from the working directory.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 import yaml
 
 T = TypeVar("T")
+SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+_EXPLICIT = "_config_explicit_keys"
 
 
 class ConfigError(ValueError):
@@ -137,6 +144,10 @@ def from_dict(cls: type[T], data: dict, prefix: str = "") -> T:
         obj = cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{prefix or cls.__name__}: {exc}") from exc
+    try:
+        object.__setattr__(obj, _EXPLICIT, frozenset(data))
+    except AttributeError:  # a slots dataclass: explicit_keys() is empty for it
+        pass
     validate = getattr(obj, "validate", None)
     if callable(validate):
         try:
@@ -146,6 +157,31 @@ def from_dict(cls: type[T], data: dict, prefix: str = "") -> T:
         except ValueError as exc:
             raise ConfigError(f"{prefix or cls.__name__}: {exc}") from exc
     return obj
+
+
+def explicit_keys(section: Any) -> frozenset[str]:
+    """Keys of a config section that its YAML file or the command line set (not defaults).
+
+    Empty for a section built in code rather than by :func:`load_config` / :func:`from_dict`.
+    """
+    return getattr(section, _EXPLICIT, frozenset())
+
+
+def refuse_keys(section: Any, prefix: str, keys: dict[str, str]) -> None:
+    """Raise ValueError if the user set one of ``keys`` in ``section``.
+
+    For a shared section whose key this command takes from elsewhere: ``keys`` maps each such
+    key to what to set instead, so no key is silently ignored.
+    """
+    for key, instead in keys.items():
+        if key in explicit_keys(section):
+            raise ValueError(f"{prefix}.{key} is not read by this command; set {instead} instead")
+
+
+def shipped_config(name: str) -> Path | None:
+    """``configs/<name>.yaml`` shipped with icalkit (found from the package), or None."""
+    path = SHIPPED_CONFIGS / f"{name}.yaml"
+    return path if path.is_file() else None
 
 
 def to_dict(cfg: Any) -> dict:

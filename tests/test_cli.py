@@ -37,3 +37,17 @@ def test_demos_command_writes_tables_and_datasets(tmp_path: Path, capsys: pytest
     assert (out / "hf" / "visual").is_dir() and list((out / "examples").glob("*.png"))
     assert main(args) == 0  # resume: nothing new to do
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 2
+
+
+def test_default_config_is_found_from_any_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """Without --config, the shipped configs/<command>.yaml is used whatever the working directory."""
+    shipped = Path(__file__).resolve().parents[1] / "configs" / "prag.yaml"
+    assert main(["prag", "--print-config", "--config", str(shipped)]) == 0
+    expected = capsys.readouterr().out
+    assert "pick_heat_then_place" in expected  # a value of the YAML file, not a dataclass default
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "prag.yaml").write_text("rounds: 99\n")  # a stray file here is not read
+    assert main(["prag", "--print-config"]) == 0
+    assert capsys.readouterr().out == expected

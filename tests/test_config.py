@@ -62,9 +62,10 @@ def test_malformed_yaml_file(tmp_path: Path) -> None:
 def test_every_shipped_config_is_valid(command: str) -> None:
     import importlib
 
-    path = Path(__file__).parents[1] / "configs" / f"{command}.yaml"
-    assert path.is_file(), f"configs/{command}.yaml is missing"
-    module = importlib.import_module(f"icalkit.commands.{command}")
+    name = command.replace("-", "_")  # `icalkit train-retriever` -> commands/train_retriever.py
+    path = Path(__file__).parents[1] / "configs" / f"{name}.yaml"
+    assert path.is_file(), f"configs/{name}.yaml is missing"
+    module = importlib.import_module(f"icalkit.commands.{name}")
     cfg = load_config(module.Config, path)
     assert cfg is not None
 
@@ -76,3 +77,56 @@ def test_cli_reports_config_errors(capsys: pytest.CaptureFixture) -> None:
     assert "Cofee" in capsys.readouterr().err
     assert main(["sim", "--print-config", "env.frame_size=96"]) == 0
     assert "frame_size: 96" in capsys.readouterr().out
+
+
+def test_explicit_keys_tell_given_keys_from_defaults(tmp_path: Path) -> None:
+    from icalkit.config import explicit_keys, refuse_keys
+
+    path = tmp_path / "c.yaml"
+    path.write_text("inner:\n  size: 64\n")
+    cfg = load_config(Outer, path, ["flag=false"])
+    assert explicit_keys(cfg) == {"inner", "flag"} and explicit_keys(cfg.inner) == {"size"}
+    assert explicit_keys(Outer()) == frozenset()  # built in code: nothing was given
+    refuse_keys(cfg.inner, "inner", {"rate": "rate elsewhere"})  # not given: fine
+    with pytest.raises(ValueError, match="inner.size is not read by this command; set other.size instead"):
+        refuse_keys(cfg.inner, "inner", {"size": "other.size"})
+
+
+def test_ical_config_has_one_key_per_setting() -> None:
+    from dataclasses import fields
+
+    from icalkit.commands.ical import Config
+    from icalkit.data_gen.ical_settings import ICALSettings
+
+    values = {"n_feedbacks": 3, "abstraction": False, "hitl": True, "raw_demos": False, "relabel": True,
+              "k": 4, "use_dialogue": False, "max_program_chars": 99, "max_example_chars": 98,
+              "max_state_objects": 7, "source": "agent"}
+    assert set(values) == {f.name for f in fields(ICALSettings)}  # every setting is tried below
+    cfg = load_config(Config, None, [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items()]
+                      + ["env.max_steps=500", "env.max_failures=7", "oracle_object_map=false", "llm.max_new_tokens=64"])
+    assert {f.name: getattr(cfg.settings(), f.name) for f in fields(ICALSettings)} == values
+    api = cfg.limits().api
+    assert (api.max_steps, api.max_failures, api.oracle_object_map) == (500, 7, False)
+    assert cfg.llm.max_new_tokens == 64
+    for override, message in ((["max_new_tokens=64"], "unknown config key(s) ['max_new_tokens']"),
+                              (["api.max_steps=5"], "unknown config key(s) ['api']"),
+                              (["llm.threads=2"], "llm.threads is not read by this command; set torch_threads"),
+                              (["memory.text_embedder.num_threads=1"], "set torch_threads"),
+                              (["llm.max_new_tokens=8"], "llm.max_new_tokens must be >= 16")):
+        with pytest.raises(ConfigError) as err:
+            load_config(Config, None, override)
+        assert message in str(err.value)
+
+
+def test_prag_config_refuses_duplicate_keys() -> None:
+    from icalkit.commands.prag import Config
+
+    cfg = load_config(Config, Path(__file__).parents[1] / "configs" / "prag.yaml", ["llm.max_new_tokens=12"])
+    assert cfg.llm.max_new_tokens == 12
+    for override, message in ((["prag.max_new_tokens=12"], "set llm.max_new_tokens instead"),
+                              (["llm.threads=1"], "set torch_threads"),
+                              (["embedder.num_threads=1"], "set torch_threads")):
+        with pytest.raises(ConfigError) as err:
+            load_config(Config, None, override)
+        assert message in str(err.value)
+

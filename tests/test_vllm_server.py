@@ -106,7 +106,7 @@ def test_ical_cli_runs_unchanged_against_the_vllm_server(tmp_path):
                     enforce_eager=True, log_path=tmp_path / "vllm.log", timeout=600) as url:
         common = [f"demos_dir={demos}", "llm.backend=openai", "llm.model=smollm2", f"llm.base_url={url}",
                   f"llm.cache_path={tmp_path / 'cache.sqlite'}", "wandb.enabled=false", "env.render=false",
-                  "memory.image_embedder.kind=none", "max_new_tokens=128", "n_feedbacks=1"]
+                  "memory.image_embedder.kind=none", "llm.max_new_tokens=128", "n_feedbacks=1"]
         runs = []
         for name in ("first", "rerun"):
             out = tmp_path / name

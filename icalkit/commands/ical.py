@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal
 
-from icalkit.agents.api.runtime import ApiConfig
+from icalkit.config import refuse_keys
+from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.envs.config import EnvConfig
 from icalkit.memory.config import MemoryConfig
 from icalkit.models.llm.factory import LLMConfig
@@ -33,30 +34,28 @@ Examples:
 FEEDBACK_KINDS = ("simulated", "human")
 
 
+THREADS = "torch_threads (torch's thread count is one setting for the whole process)"
+
+
 @dataclass
-class Config:
+class Config(ICALSettings):
+    """The loop's settings (:class:`ICALSettings`, top-level keys) plus inputs, model and outputs.
+
+    One key per setting: generation length is ``llm.max_new_tokens``, the episode budget is
+    ``env.max_steps`` / ``env.max_failures`` (also the executor's), torch threads are
+    ``torch_threads``; ``llm.threads`` and ``memory.text_embedder.num_threads`` are refused.
+    """
+
     demos_dir: str = "runs/demos"
     out_dir: str = "runs/ical"
     demonstrators: list[str] = field(default_factory=lambda: ["noisy"])
     task_types: list[str] | None = None
     limit: int | None = None
-    n_feedbacks: int = 5
-    abstraction: bool = True
-    hitl: bool = True
-    raw_demos: bool = False
-    relabel: bool = False
     feedback: Literal["simulated", "human"] = "simulated"
-    k: int = 2
-    use_dialogue: bool = True
-    max_new_tokens: int = 384
-    max_program_chars: int = 2500
-    max_example_chars: int = 1500
-    max_state_objects: int = 20
-    source: Literal["kinesthetic", "visual-idm", "agent"] = "kinesthetic"
+    oracle_object_map: bool = True
     torch_threads: int = 0
     env: EnvConfig = field(default_factory=EnvConfig)
-    api: ApiConfig = field(default_factory=ApiConfig)
-    llm: LLMConfig = field(default_factory=LLMConfig)
+    llm: LLMConfig = field(default_factory=lambda: LLMConfig(max_new_tokens=384))
     memory: MemoryConfig = field(default_factory=lambda: MemoryConfig(path="runs/ical/memory.db"))
     wandb: WandbConfig = field(default_factory=WandbConfig)
 
@@ -64,6 +63,7 @@ class Config:
         from icalkit.data_gen.demos import DEMONSTRATORS
         from icalkit.envs.household.tasks.registry import get_task_type
 
+        self.check()
         bad = [d for d in self.demonstrators if d not in DEMONSTRATORS]
         if bad or not self.demonstrators:
             raise ValueError(f"demonstrators {self.demonstrators} must be a non-empty subset of {list(DEMONSTRATORS)}")
@@ -71,33 +71,33 @@ class Config:
             get_task_type(t)
         if self.feedback not in FEEDBACK_KINDS:
             raise ValueError(f"feedback {self.feedback!r} is not one of {list(FEEDBACK_KINDS)}")
-        if self.n_feedbacks < 0 or self.k < 0 or self.torch_threads < 0:
-            raise ValueError("n_feedbacks, k and torch_threads must be >= 0")
+        if self.torch_threads < 0:
+            raise ValueError("torch_threads must be >= 0")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be >= 1 (or null for all), got {self.limit}")
-        if self.max_new_tokens < 16 or min(self.max_program_chars, self.max_example_chars, self.max_state_objects) < 1:
-            raise ValueError("max_new_tokens must be >= 16 and the max_* prompt limits >= 1")
+        if self.llm.max_new_tokens < 16:
+            raise ValueError(f"llm.max_new_tokens must be >= 16 for ICAL's answers, got {self.llm.max_new_tokens}")
         if self.raw_demos and (self.relabel or self.feedback == "human"):
             raise ValueError("raw_demos=true stores demonstrations without the model: relabel and "
                              "feedback=human do not apply")
-        if not self.abstraction and not self.hitl and not self.raw_demos:
-            raise ValueError("abstraction=false and hitl=false leave nothing to learn; use raw_demos=true "
-                             "for the unprocessed-demonstration baseline")
+        refuse_keys(self.llm, "llm", {"threads": THREADS})
+        refuse_keys(self.memory.text_embedder, "memory.text_embedder", {"num_threads": THREADS})
 
-    def settings(self):
-        """The loop's :class:`~icalkit.data_gen.ical.ICALSettings`."""
-        from icalkit.data_gen.ical import ICALSettings
+    def settings(self) -> ICALSettings:
+        """The loop's :class:`ICALSettings` (this config's own top-level keys)."""
+        return ICALSettings(**{f.name: getattr(self, f.name) for f in fields(ICALSettings)})
 
-        return ICALSettings(n_feedbacks=self.n_feedbacks, abstraction=self.abstraction, hitl=self.hitl,
-                            raw_demos=self.raw_demos, relabel=self.relabel, k=self.k,
-                            use_dialogue=self.use_dialogue, max_program_chars=self.max_program_chars,
-                            max_example_chars=self.max_example_chars,
-                            max_state_objects=self.max_state_objects, source=self.source)
+    def limits(self):
+        """Executor limits: the env's TEACh budget, and the object-map oracle flag."""
+        from icalkit.agents.api.runtime import ApiConfig
+        from icalkit.agents.executor import ExecutorLimits
+
+        return ExecutorLimits(api=ApiConfig(max_steps=self.env.max_steps, max_failures=self.env.max_failures,
+                                            oracle_object_map=self.oracle_object_map))
 
 
 def build_learner(cfg: Config, feedback_fn=None):
     """Env, memory, LLM prompter and learner from the config (the LLM is skipped for raw_demos)."""
-    from icalkit.agents.executor import ExecutorLimits
     from icalkit.agents.feedback import HumanFeedback
     from icalkit.agents.prompts import check_all_templates
     from icalkit.data_gen.ical import ICALLearner
@@ -113,13 +113,12 @@ def build_learner(cfg: Config, feedback_fn=None):
         torch.set_num_threads(cfg.torch_threads)
     prompter = None
     if not cfg.raw_demos:
-        prompter = Prompter(build_llm_from_config(cfg.llm), cfg.max_new_tokens, cfg.llm.temperature)
+        prompter = Prompter(build_llm_from_config(cfg.llm), cfg.llm.max_new_tokens, cfg.llm.temperature)
     if feedback_fn is None and cfg.feedback == "human":
         human = HumanFeedback()
         feedback_fn = lambda run, env: human(run.trace, env.sim)  # noqa: E731
     env = make_env(cfg.env.name, **cfg.env.kwargs())
-    return ICALLearner(env, build_memory(cfg.memory), prompter, cfg.settings(), feedback_fn,
-                       ExecutorLimits(api=cfg.api))
+    return ICALLearner(env, build_memory(cfg.memory), prompter, cfg.settings(), feedback_fn, cfg.limits())
 
 
 def run(cfg: Config) -> int:
@@ -151,7 +150,7 @@ def run(cfg: Config) -> int:
     summary.update(run_wall_s=time.perf_counter() - start, memory_size=len(learner.memory),
                    mode=cfg.settings().mode(), model=learner.model,
                    oracle={"goal_feedback": cfg.feedback == "simulated", "success_check": "simulator",
-                           "object_map": cfg.api.oracle_object_map})
+                           "object_map": cfg.oracle_object_map})
     table = summary.pop("per_type_markdown")
     (Path(cfg.out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(table)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icalkit.config import refuse_keys
 from icalkit.data_gen.prag import PRAG_MODES, PragConfig
 from icalkit.envs.config import EnvConfig
 from icalkit.memory.config import TextEmbedderConfig
@@ -25,13 +27,18 @@ round), success_vs_round.png, transitions.md (stay/become solved/unsolved) and a
 Examples:
   icalkit prag rounds=3 n_per_type=1 out_dir=runs/prag
   icalkit prag mode=train_then_test rounds=2 prag.max_steps=20 prag.oracle_success=true
+
+One key per setting: the completion length is llm.max_new_tokens (prag.max_new_tokens is refused),
+torch threads are torch_threads, the episode budget of the executor is env.max_steps/max_failures.
 """
+
+THREADS = "torch_threads (torch's thread count is one setting for the whole process)"
 
 
 @dataclass
 class Config:
     env: EnvConfig = field(default_factory=lambda: EnvConfig(render=False))
-    llm: LLMConfig = field(default_factory=LLMConfig)
+    llm: LLMConfig = field(default_factory=lambda: LLMConfig(max_new_tokens=24))
     prag: PragConfig = field(default_factory=PragConfig)
     mode: str = "self_iterate"
     rounds: int = 3
@@ -61,6 +68,9 @@ class Config:
             raise ValueError(f"split(s) {bad} not in {SPLITS}")
         if self.rounds < 1 or self.n_per_type < 1 or self.torch_threads < 0:
             raise ValueError("rounds and n_per_type must be >= 1, torch_threads >= 0")
+        refuse_keys(self.prag, "prag", {"max_new_tokens": "llm.max_new_tokens"})
+        refuse_keys(self.llm, "llm", {"threads": THREADS})
+        refuse_keys(self.embedder, "embedder", {"num_threads": THREADS})
 
 
 def report(logger: RunLogger, records: list[dict]) -> None:
@@ -103,8 +113,9 @@ def run(cfg: Config) -> int:
     ref_lens = {t.task_id: reference_length(t) for t in [*train, *test]}
     limits = ExecutorLimits(api=ApiConfig(max_steps=cfg.env.max_steps, max_failures=cfg.env.max_failures,
                                           oracle_object_map=cfg.oracle_object_map))
-    session = LLMSession(build_llm_from_config(cfg.llm), cfg.prag.max_new_tokens, cfg.llm.temperature, cfg.seed)
-    agent = PragAgent(session, build_trajectory_db(str(out / "trajectories.db"), cfg.embedder), cfg.prag, limits)
+    settings = dataclasses.replace(cfg.prag, max_new_tokens=cfg.llm.max_new_tokens)
+    session = LLMSession(build_llm_from_config(cfg.llm), cfg.llm.max_new_tokens, cfg.llm.temperature, cfg.seed)
+    agent = PragAgent(session, build_trajectory_db(str(out / "trajectories.db"), cfg.embedder), settings, limits)
     print(f"P-RAG {cfg.mode}: {cfg.rounds} round(s), {len(train)} train / {len(test)} test tasks, "
           f"oracle_success={cfg.prag.oracle_success}")
 

@@ -42,6 +42,7 @@ from icalkit.agents.context import (
 from icalkit.agents.executor import ExecutorLimits
 from icalkit.agents.feedback import program_feedback
 from icalkit.agents.llm_session import CallStats
+from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.data_gen.ical_steps import (
     Abstraction,
     Execution,
@@ -61,41 +62,6 @@ from icalkit.memory.example import Example, ExampleStats, Provenance
 
 FeedbackFn = Callable[[Execution, Any], str]
 STATUSES = ("learned", "relabeled", "failed", "parse_failed", "skipped_empty", "bad_demo")
-
-
-@dataclass
-class ICALSettings:
-    """Knobs of the loop (plain values; the command's config builds this).
-
-    Attributes:
-        n_feedbacks: most feedback/update rounds per demonstration (ICAL: 5).
-        abstraction: run the abstraction phase (False: start HITL from the raw program).
-        hitl: run the human-in-the-loop phase (False: keep the abstraction if it executes).
-        raw_demos: store unprocessed demonstrations, no LLM call (baseline memory).
-        relabel: relabel failed examples with what the partial execution achieved.
-        k: examples retrieved per prompt.
-        use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
-        max_program_chars / max_example_chars / max_state_objects: prompt size limits.
-        source: provenance source of the demonstrations (kinesthetic, visual-idm, agent).
-    """
-
-    n_feedbacks: int = 5
-    abstraction: bool = True
-    hitl: bool = True
-    raw_demos: bool = False
-    relabel: bool = False
-    k: int = 2
-    use_dialogue: bool = True
-    max_program_chars: int = 2500
-    max_example_chars: int = 1500
-    max_state_objects: int = 20
-    source: str = "kinesthetic"
-
-    def mode(self) -> str:
-        """Short name of the ablation (part of example ids, so modes never collide)."""
-        if self.raw_demos:
-            return "raw"
-        return f"ical{'' if self.abstraction else '-noabs'}{'' if self.hitl else '-nohitl'}"
 
 
 @dataclass

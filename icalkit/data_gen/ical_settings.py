@@ -1,0 +1,59 @@
+"""Settings of the ICAL loop: one dataclass, also the top-level keys of ``icalkit ical``'s config.
+
+Kept apart from :mod:`icalkit.data_gen.ical` so that reading a config does not import the
+executor and the simulator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DEMO_SOURCES = ("kinesthetic", "visual-idm", "agent")
+
+
+@dataclass
+class ICALSettings:
+    """Knobs of the loop.
+
+    Attributes:
+        n_feedbacks: most feedback/update rounds per demonstration (ICAL: 5).
+        abstraction: run the abstraction phase (False: start HITL from the raw program).
+        hitl: run the human-in-the-loop phase (False: keep the abstraction if it executes).
+        raw_demos: store unprocessed demonstrations, no LLM call (baseline memory).
+        relabel: relabel failed examples with what the partial execution achieved.
+        k: examples retrieved per prompt.
+        use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
+        max_program_chars / max_example_chars / max_state_objects: prompt size limits.
+        source: provenance source of the demonstrations (kinesthetic, visual-idm, agent).
+    """
+
+    n_feedbacks: int = 5
+    abstraction: bool = True
+    hitl: bool = True
+    raw_demos: bool = False
+    relabel: bool = False
+    k: int = 2
+    use_dialogue: bool = True
+    max_program_chars: int = 2500
+    max_example_chars: int = 1500
+    max_state_objects: int = 20
+    source: Literal["kinesthetic", "visual-idm", "agent"] = "kinesthetic"
+
+    def mode(self) -> str:
+        """Short name of the ablation (part of example ids, so modes never collide)."""
+        if self.raw_demos:
+            return "raw"
+        return f"ical{'' if self.abstraction else '-noabs'}{'' if self.hitl else '-nohitl'}"
+
+    def check(self) -> None:
+        """Raise ValueError naming a setting that is out of range or contradicts another."""
+        if self.n_feedbacks < 0 or self.k < 0:
+            raise ValueError("n_feedbacks and k must be >= 0")
+        if min(self.max_program_chars, self.max_example_chars, self.max_state_objects) < 1:
+            raise ValueError("max_program_chars, max_example_chars and max_state_objects must be >= 1")
+        if self.source not in DEMO_SOURCES:
+            raise ValueError(f"source {self.source!r} is not one of {list(DEMO_SOURCES)}")
+        if not self.abstraction and not self.hitl and not self.raw_demos:
+            raise ValueError("abstraction=false and hitl=false leave nothing to learn; use raw_demos=true "
+                             "for the unprocessed-demonstration baseline")
