@@ -8,7 +8,6 @@ MiniLM embedder) and planner are the real ones.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import signal
 
@@ -128,13 +127,14 @@ def test_a_killed_worker_loses_only_its_episode(tmp_path, model, memory_path):
 
         def _generate(self, prompts, params):
             if not killed:
-                victim = mp.active_children()[0]
+                victim = evaluator.pool[0].proc
                 os.kill(victim.pid, signal.SIGKILL)
                 killed.append(victim.pid)
             return super()._generate(prompts, params)
 
     done = []
-    stats = Evaluator(setup, {"k": KillOneWorker()}, 2, lambda job, rec: done.append(job.key),
-                      lambda job, msg: failed.append(msg)).run([Job("m", "valid_unseen", t) for t in tasks])
+    evaluator = Evaluator(setup, {"k": KillOneWorker()}, 2, lambda job, rec: done.append(job.key),
+                          lambda job, msg: failed.append(msg))
+    stats = evaluator.run([Job("m", "valid_unseen", t) for t in tasks])
     assert killed and len(failed) == 1 and "worker process died" in failed[0]
     assert len(done) == 3 and stats.episodes == 3 and stats.failed == 1

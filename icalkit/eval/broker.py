@@ -10,11 +10,24 @@ after ``max_wait_s``), which keeps the model busy with the largest batch there i
 
 from __future__ import annotations
 
+import os
+import queue
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from icalkit.models.llm.base import LLM, Generation, GenerationError, Prompt, SamplingParams
+
+
+def wait_for_parent(replies: Any, poll_s: float = 2.0) -> Any:
+    """The next message from the parent, or None once the parent process is gone (no orphans)."""
+    parent = os.getppid()
+    while True:
+        try:
+            return replies.get(timeout=poll_s)
+        except queue.Empty:
+            if os.getppid() != parent:
+                return None
 
 
 class RemoteLLM(LLM):
@@ -36,7 +49,10 @@ class RemoteLLM(LLM):
 
     def _generate(self, prompts: list[Prompt], params: SamplingParams) -> list[Generation]:
         self.requests.put(("gen", self.worker_id, self.key, prompts, params.to_dict()))
-        kind, payload = self.replies.get()
+        msg = wait_for_parent(self.replies)
+        if msg is None:
+            raise SystemExit("the evaluation's parent process is gone")
+        kind, payload = msg
         if kind == "gen_error":
             raise GenerationError(payload)
         return [Generation.from_dict(g) for g in payload]

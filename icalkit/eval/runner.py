@@ -22,7 +22,7 @@ from typing import Any
 
 from icalkit.config import to_dict
 from icalkit.envs.config import EnvConfig
-from icalkit.eval.broker import LLMBroker, RemoteLLM
+from icalkit.eval.broker import LLMBroker, RemoteLLM, wait_for_parent
 from icalkit.eval.episodes import build_planner, run_episode
 from icalkit.eval.methods import MethodConfig
 from icalkit.eval.splits import SplitTask
@@ -117,8 +117,8 @@ def _worker_main(worker_id: int, setup: Setup, requests: Any, replies: Any) -> N
 
     planners = _Planners(setup, llm_for)
     while True:
-        msg = replies.get()
-        if msg[0] == "stop":
+        msg = wait_for_parent(replies)
+        if msg is None or msg[0] == "stop":
             return
         job: Job = msg[1]
         try:
@@ -131,7 +131,8 @@ def _worker_main(worker_id: int, setup: Setup, requests: Any, replies: Any) -> N
 class _Worker:
     def __init__(self, ctx: Any, worker_id: int, setup: Setup, requests: Any) -> None:
         self.id, self.replies, self.job = worker_id, ctx.Queue(), None
-        self.proc = ctx.Process(target=_worker_main, args=(worker_id, setup, requests, self.replies), daemon=True)
+        # not a daemon: the executor's sandbox starts processes of its own inside a worker
+        self.proc = ctx.Process(target=_worker_main, args=(worker_id, setup, requests, self.replies))
         self.proc.start()
 
 
@@ -152,6 +153,7 @@ class Evaluator:
         self.on_done, self.on_fail = on_done, on_fail
         self.broker = LLMBroker(llms)
         self.stats = RunStats(workers=workers)
+        self.pool: list[_Worker] = []
 
     def run(self, jobs: list[Job], progress: Callable[[], None] = lambda: None) -> RunStats:
         start = time.perf_counter()
@@ -192,7 +194,7 @@ class Evaluator:
         requests = ctx.Queue()
         todo = list(jobs)
         by_key = {j.key: j for j in jobs}
-        pool = [_Worker(ctx, i, self.setup, requests) for i in range(min(self.workers, len(jobs)))]
+        self.pool = pool = [_Worker(ctx, i, self.setup, requests) for i in range(min(self.workers, len(jobs)))]
         next_id = len(pool)
         try:
             while todo or any(w.job for w in pool):
