@@ -1,17 +1,24 @@
-"""Executor overhead and sandbox security figures.
+"""Cost of running programs in isolated sandbox workers, and what the hostile corpus does.
 
-Overhead, worst case (one primitive per API call): the same calls (toggle the toaster on/off with
-the agent in reach) issued three ways in the same process: raw ``Simulator.step`` calls
-(baseline), API methods called directly from Python, and a generated program run through the
-sandboxed executor. Reports calls per second and the ratios (target: sandbox < 2x direct).
-Navigation workload: a program shuttling a mug between table and counter
-(``pickup_and_place``) vs the same work done by hand with ``path_to_object`` and ``Simulator.step``.
+Everything is timed at the level a user touches (``Executor.run`` vs API calls made directly in
+this process), the same work on both sides, as the median of interleaved repeats:
 
-Security: every program of ``tests/data/hostile_programs`` run through the executor; counts of
-refused / contained programs (the process keeps running).
+- **Per API call**, worst case (one primitive per call: toggling a toaster in reach): a program of
+  N calls through the isolated executor, minus the fixed per-program cost, divided by N, against
+  the same N calls made directly on the API in-process (target: < 2x). Raw ``Simulator.step``
+  calls are a second baseline line.
+- **Fixed cost per program** (send world and program, run, answer, replay bookkeeping): a
+  one-statement program through the executor, against a typical program's run time (the expert
+  demonstrations of several task types converted to programs, run through the executor) and
+  against the same typical programs run by the sandbox in-process without isolation.
+- **Navigation workload**: a program shuttling a mug between table and counter, against the same
+  work done directly (walk only when the object is out of reach, as the API does, then act).
+- **Replacing a killed worker**: the kill (traceback first) and a fresh worker's start-up.
+- **Security**: every program of ``tests/data/hostile_programs`` through the executor; counts by
+  failure kind, the slowest return, the host's peak-memory growth, and a probe program run after
+  the corpus (``host_alive`` is whether it returned the right answer).
 
-Usage: ``python benchmarks/bench_executor.py [--calls 2000] [--repeats 15]`` (best of the
-repeats, interleaved, so that load from other processes affects all three alike).
+Usage: ``python benchmarks/bench_executor.py [--calls 2000] [--repeats 15]``.
 Writes ``benchmarks/results/executor.json``.
 """
 
@@ -20,14 +27,20 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import platform
+import resource
+import statistics
 import time
 from collections import Counter
 from pathlib import Path
 
 from icalkit.agents.api import ApiConfig
+from icalkit.agents.api.household import InteractionObject, bind_api, sandbox_attributes
+from icalkit.agents.api.runtime import ApiRuntime
 from icalkit.agents.executor import Executor, ExecutorLimits
-from icalkit.agents.sandbox import SandboxLimits
+from icalkit.agents.sandbox import Sandbox, SandboxLimits
+from icalkit.agents.worker_pool import IsolationLimits, Worker, WorkerPool
 from icalkit.envs.household.navigation import path_to_object
 from icalkit.envs.household.scene import generate_scene
 from icalkit.envs.household.simulator import Simulator
@@ -35,8 +48,20 @@ from icalkit.envs.household.state import World
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT.parent / "tests" / "data" / "hostile_programs"
-CYCLE = (("ToggleOn", "Toaster"), ("ToggleOff", "Toaster"))
-METHODS = {"ToggleOn": "toggle_on", "ToggleOff": "toggle_off"}
+TYPICAL_TYPES = ("Coffee", "Plate Of Toast", "Boil X", "Salad", "Clean All X", "Water Plant")
+PROBE = "mug = InteractionObject('Mug')\nprint(mug.check_attribute('holding', False))\n"
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def fresh(world: World) -> World:
+    """A copy of ``world`` sharing its furniture grid, so that the layout memo tables stay warm
+    on every side of a comparison (the sandbox worker shares grids between programs too)."""
+    copied = copy.deepcopy(world)
+    copied.blocked = world.blocked
+    return copied
 
 
 def ready_world() -> World:
@@ -48,41 +73,93 @@ def ready_world() -> World:
     return world
 
 
-def limits(n_calls: int) -> ExecutorLimits:
-    return ExecutorLimits(SandboxLimits(timeout_s=600, max_loop_iterations=10 * n_calls),
-                          ApiConfig(max_steps=10 * n_calls, max_failures=10))
+def limits(n_steps: int, timeout_s: float = 600.0) -> ExecutorLimits:
+    return ExecutorLimits(SandboxLimits(timeout_s=timeout_s, max_loop_iterations=10 * n_steps),
+                          ApiConfig(max_steps=10 * n_steps, max_failures=10))
 
 
-def bench_raw(world: World, n_calls: int) -> float:
-    sim = Simulator(copy.deepcopy(world))
-    ids = {t: sim.world.of_type(t)[0].object_id for _, t in CYCLE}
-    start = time.perf_counter()
-    for k in range(n_calls // len(CYCLE)):
-        for action, t in CYCLE:
-            assert sim.step(action, target=ids[t]).success, (k, action)
-    return time.perf_counter() - start
-
-
-def bench_direct_api(world: World, n_calls: int) -> float:
-    ex = Executor(Simulator(copy.deepcopy(world)), limits(n_calls))
-    toaster = ex.api_class("Toaster")
-    start = time.perf_counter()
-    for _ in range(n_calls // len(CYCLE)):
-        for action, _t in CYCLE:
-            getattr(toaster, METHODS[action])()
-    return time.perf_counter() - start
-
-
-def bench_sandbox(world: World, n_calls: int) -> float:
-    ex = Executor(Simulator(copy.deepcopy(world)), limits(n_calls))
-    body = "".join(f"    toaster.{METHODS[a]}()\n" for a, _ in CYCLE)
-    program = f"toaster = InteractionObject('Toaster')\nfor i in range({n_calls // len(CYCLE)}):\n{body}"
+def timed_run(ex: Executor, program: str) -> float:
     start = time.perf_counter()
     trace = ex.run(program)
     elapsed = time.perf_counter() - start
     assert trace.failure is None, trace.failure
     return elapsed
 
+
+# ---------------------------------------------------------------------------- per API call
+
+def toggles_program(n_calls: int) -> str:
+    return (f"toaster = InteractionObject('Toaster')\nfor i in range({n_calls // 2}):\n"
+            "    toaster.toggle_on()\n    toaster.toggle_off()\n")
+
+
+def bench_direct_api(world: World, n_calls: int) -> float:
+    ex = Executor(Simulator(fresh(world)), limits(n_calls))
+    toaster = ex.api_class("Toaster")
+    start = time.perf_counter()
+    for _ in range(n_calls // 2):
+        toaster.toggle_on()
+        toaster.toggle_off()
+    return time.perf_counter() - start
+
+
+def bench_raw(world: World, n_calls: int) -> float:
+    sim = Simulator(fresh(world))
+    toaster = sim.world.of_type("Toaster")[0].object_id
+    start = time.perf_counter()
+    for _ in range(n_calls // 2):
+        assert sim.step("ToggleOn", toaster).success
+        assert sim.step("ToggleOff", toaster).success
+    return time.perf_counter() - start
+
+
+def bench_isolated(world: World, program: str, n_steps: int) -> float:
+    ex = Executor(Simulator(fresh(world)), limits(n_steps))
+    return timed_run(ex, program)
+
+
+# ---------------------------------------------------------------------------- typical programs
+
+def typical_programs() -> list[tuple[World, str]]:
+    """Expert demonstrations of several task types, converted to programs (as ICAL stores them)."""
+    import random
+
+    from icalkit.data_gen.expert import expert_actions
+    from icalkit.data_gen.programs import trajectory_to_program
+    from icalkit.envs.household.scene import apply_initial_state
+    from icalkit.envs.household.tasks.registry import TASK_TYPES, choose_params
+    from icalkit.envs.household.tasks.task import Task
+
+    out = []
+    for name in TYPICAL_TYPES:
+        tt = TASK_TYPES[name]
+        room = tt.rooms[0]
+        rng = random.Random(0)
+        params = choose_params(tt, room, rng)
+        required, initial = tt.setup(params, room, rng)
+        task = Task(f"train/{name}/0", name, tt.positional(params), tt.definition, "", [], room, 0,
+                    "train", required, initial)
+        world = generate_scene(0, "train", room, required)
+        apply_initial_state(world, initial, random.Random(f"init/{task.task_id}/0"))
+        out.append((world, trajectory_to_program(world, expert_actions(task))))
+    return out
+
+
+def in_process(world: World, program: str) -> float:
+    """The same program run by the sandbox in this process (no worker, no OS limits, no replay)."""
+    sim = Simulator(fresh(world))
+    runtime = ApiRuntime(sim)
+    api = bind_api(runtime)
+    sandbox = Sandbox({"InteractionObject": api}, {api: sandbox_attributes(),
+                                                   InteractionObject: sandbox_attributes()})
+    start = time.perf_counter()
+    result = sandbox.run(program)
+    elapsed = time.perf_counter() - start
+    assert result.ok, result.message
+    return elapsed
+
+
+# ---------------------------------------------------------------------------- navigation workload
 
 SHUTTLE = """\
 mug = InteractionObject(OBJECT)
@@ -94,77 +171,141 @@ for i in range(ROUNDS):
 """
 
 
-def bench_shuttle(world: World, rounds: int) -> tuple[float, float, int, int]:
-    """Navigation program vs the same work done directly with the navigator and the simulator.
+def shuttle_mug(world: World) -> str:
+    return next(o.object_id for o in world.objects.values() if o.type.pickupable and o.parent
+                and world.objects[o.parent].object_type in ("CounterTop", "DiningTable"))
 
-    Returns:
-        (program seconds, direct seconds, API calls, primitive actions).
-    """
-    ex = Executor(Simulator(copy.deepcopy(world)), limits(100 * rounds))
-    mug = next(o for o in ex.sim.world.objects.values() if o.type.pickupable and o.parent
-               and ex.sim.world.objects[o.parent].object_type in ("CounterTop", "DiningTable"))
+
+def bench_shuttle_program(world: World, rounds: int) -> tuple[float, int, int]:
+    ex = Executor(Simulator(fresh(world)), limits(100 * rounds))
+    mug = ex.sim.world.objects[shuttle_mug(ex.sim.world)]
     program = SHUTTLE.replace("ROUNDS", str(rounds)).replace(
         "OBJECT", f'"{mug.object_type}", object_instance="{mug.object_id}"')
     start = time.perf_counter()
     trace = ex.run(program)
-    program_s = time.perf_counter() - start
+    elapsed = time.perf_counter() - start
     assert trace.failure is None, trace.failure
-    sim = Simulator(copy.deepcopy(world))
-    ids = {"table": sim.world.of_type("DiningTable")[0].object_id,
-           "counter": sim.world.of_type("CounterTop")[0].object_id}
+    return elapsed, len(trace.calls), len(trace.primitive_actions)
+
+
+def bench_shuttle_direct(world: World, rounds: int) -> tuple[float, int]:
+    """The same work by hand: walk only when the object is out of reach (as the API does)."""
+    sim = Simulator(fresh(world))
+    mug = shuttle_mug(sim.world)
+    dests = (sim.world.of_type("DiningTable")[0].object_id, sim.world.of_type("CounterTop")[0].object_id)
     start = time.perf_counter()
-    for _ in range(rounds):  # the same work, planned and stepped by hand
-        for dest in (ids["table"], ids["counter"]):
-            for oid, action in ((mug.object_id, "Pickup"), (dest, "Place")):
-                for move in path_to_object(sim.world, oid):
-                    sim.step(move)
+    for _ in range(rounds):
+        for dest in dests:
+            for oid, action in ((mug, "Pickup"), (dest, "Place")):
+                obj = sim.world.objects[oid]
+                if sim.world.held != oid and not sim.interactable(obj):
+                    for move in path_to_object(sim.world, oid):
+                        sim.step(move)
                 assert sim.step(action, target=oid).success
-    return program_s, time.perf_counter() - start, len(trace.calls), len(trace.primitive_actions)
+    return time.perf_counter() - start, sim.steps
 
 
-def security() -> dict:
+# ---------------------------------------------------------------------------- workers and security
+
+def bench_replace(repeats: int) -> dict:
+    """Kill a busy worker (traceback first), then start a fresh one until it is ready."""
+    iso = IsolationLimits()
+    kills, starts = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        worker = Worker(iso)
+        worker.wait_ready(iso.start_timeout_s)
+        starts.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        worker.kill(traceback=True)
+        kills.append(time.perf_counter() - t)
+        worker.release_fds()
+    return {"kill_seconds": round(median(kills), 4), "start_seconds": round(median(starts), 4),
+            "replace_seconds": round(median(kills) + median(starts), 4)}
+
+
+def security(timeout_s: float) -> dict:
     world = generate_scene(0, "train", "kitchen", {"Mug": 1})
-    ex = Executor(Simulator(world), ExecutorLimits(SandboxLimits(timeout_s=2.0)))
+    pool = WorkerPool()
+    iso = IsolationLimits(grace_s=1.0)
+    ex = Executor(Simulator(world), ExecutorLimits(SandboxLimits(timeout_s=timeout_s), isolation=iso),
+                  pool=pool)
     kinds: Counter = Counter()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    slowest = 0.0
     start = time.perf_counter()
     for path in sorted(CORPUS.glob("*.py")):
+        t = time.perf_counter()
         trace = ex.run(path.read_text())
+        slowest = max(slowest, time.perf_counter() - t)
         kinds["completed (NOT contained)" if trace.failure is None else trace.failure.kind] += 1
+    probe = ex.run(PROBE)
     total = sum(kinds.values())
-    contained = total - kinds["completed (NOT contained)"]
-    return {"programs": total, "refused_or_contained": contained, "by_kind": dict(kinds),
-            "seconds": round(time.perf_counter() - start, 3), "host_alive": True}
+    result = {"programs": total, "refused_or_contained": total - kinds["completed (NOT contained)"],
+              "by_kind": dict(kinds), "seconds": round(time.perf_counter() - start, 3),
+              "timeout_s": timeout_s, "grace_s": iso.grace_s,
+              "slowest_return_seconds": round(slowest, 3),
+              "host_peak_rss_growth_mb": round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024, 1),
+              "workers_started": pool.started,
+              "host_alive": probe.failure is None and probe.output == "True\n"}
+    pool.close()
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--corpus-timeout", type=float, default=2.0)
     args = parser.parse_args()
+    n = args.calls
     world = ready_world()
-    timings = {"raw_simulator": [], "direct_api": [], "sandbox_program": []}
+    typical = typical_programs()
+    t: dict[str, list[float]] = {k: [] for k in ("raw", "direct", "isolated", "fixed", "typical_isolated",
+                                                 "typical_in_process", "shuttle_program", "shuttle_direct")}
+    bench_isolated(world, "x = 1\n", 10)  # start the pool's first worker outside the timings
+    shuttle_info = (0, 0)
     for _ in range(args.repeats):
-        timings["raw_simulator"].append(bench_raw(world, args.calls))
-        timings["direct_api"].append(bench_direct_api(world, args.calls))
-        timings["sandbox_program"].append(bench_sandbox(world, args.calls))
-    shuttle = [bench_shuttle(world, args.calls // 200) for _ in range(args.repeats)]
-    best_shuttle = min(shuttle, key=lambda r: r[0] / r[1])
-    best = {k: min(v) for k, v in timings.items()}
-    rate = {k: round(args.calls / v, 1) for k, v in best.items()}
+        t["raw"].append(bench_raw(world, n))
+        t["direct"].append(bench_direct_api(world, n))
+        t["isolated"].append(bench_isolated(world, toggles_program(n), n))
+        t["fixed"].append(bench_isolated(world, "x = 1\n", 10))
+        t["typical_isolated"].append(sum(bench_isolated(w, p, 1000) for w, p in typical) / len(typical))
+        t["typical_in_process"].append(sum(in_process(w, p) for w, p in typical) / len(typical))
+        seconds, calls, prims = bench_shuttle_program(world, n // 200)
+        t["shuttle_program"].append(seconds)
+        shuttle_info = (calls, prims)
+        t["shuttle_direct"].append(bench_shuttle_direct(world, n // 200)[0])
+    m = {k: median(v) for k, v in t.items()}
+    per_call_isolated = (m["isolated"] - m["fixed"]) / n
+    per_call_direct = m["direct"] / n
     result = {
-        "calls": args.calls, "repeats": args.repeats, "machine": platform.processor() or platform.machine(),
-        "python": platform.python_version(), "calls_per_second": rate,
-        "ratio_sandbox_vs_direct_api": round(best["sandbox_program"] / best["direct_api"], 3),
-        "ratio_sandbox_vs_raw_simulator": round(best["sandbox_program"] / best["raw_simulator"], 3),
-        "ratio_direct_api_vs_raw_simulator": round(best["direct_api"] / best["raw_simulator"], 3),
-        "target": "sandbox < 2x direct",
-        "navigation_workload": {
-            "api_calls": best_shuttle[2], "primitive_actions": best_shuttle[3],
-            "program_seconds": round(best_shuttle[0], 4),
-            "direct_seconds": round(best_shuttle[1], 4),
-            "ratio_sandbox_program_vs_direct": round(best_shuttle[0] / best_shuttle[1], 3),
+        "calls": n, "repeats": args.repeats, "statistic": "median of interleaved repeats",
+        "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
+        "cpus": os.cpu_count(), "load_average_1min_at_end": round(os.getloadavg()[0], 2),
+        "per_api_call_us": {"isolated_executor": round(per_call_isolated * 1e6, 2),
+                            "direct_api": round(per_call_direct * 1e6, 2),
+                            "raw_simulator_step": round(m["raw"] / n * 1e6, 2)},
+        "ratio_isolated_vs_direct_per_call": round(per_call_isolated / per_call_direct, 3),
+        "ratio_isolated_vs_direct_whole_program": round(m["isolated"] / m["direct"], 3),
+        "ratio_direct_api_vs_raw_simulator": round(m["direct"] / m["raw"], 3),
+        "target": "isolated < 2x direct per API call",
+        "fixed_cost_per_program_ms": round(m["fixed"] * 1e3, 2),
+        "typical_program": {
+            "task_types": list(TYPICAL_TYPES),
+            "isolated_ms": round(m["typical_isolated"] * 1e3, 2),
+            "in_process_sandbox_ms": round(m["typical_in_process"] * 1e3, 2),
+            "ratio_fixed_cost_vs_typical_isolated": round(m["fixed"] / m["typical_isolated"], 3),
+            "ratio_isolated_vs_in_process": round(m["typical_isolated"] / m["typical_in_process"], 3),
         },
-        "security": security(),
+        "navigation_workload": {
+            "api_calls": shuttle_info[0], "primitive_actions": shuttle_info[1],
+            "program_seconds": round(m["shuttle_program"], 4),
+            "direct_seconds": round(m["shuttle_direct"], 4),
+            "ratio_isolated_program_vs_direct": round(m["shuttle_program"] / m["shuttle_direct"], 3),
+        },
+        "worker_replacement": bench_replace(max(3, args.repeats // 3)),
+        "security": security(args.corpus_timeout),
     }
     out = ROOT / "results" / "executor.json"
     out.parent.mkdir(parents=True, exist_ok=True)

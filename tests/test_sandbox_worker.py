@@ -154,6 +154,7 @@ def test_a_killed_worker_leaves_the_world_at_its_completed_primitives(kitchen: W
     assert [c.method for c in trace.calls] == ["go_to"] and trace.calls[0].success
     assert len(trace.primitive_actions) == trace.steps == ex.sim.steps > 0
     assert snapshot(ex.sim.world) == replayed(start, trace.primitive_actions)
+    assert set(ex.sim.visible_objects()) <= ex.runtime.seen
     again = ex.run(PROBE)  # a fresh worker took the killed one's place
     assert again.failure is None and again.output == "True\n"
     assert pool.started == 2
@@ -182,6 +183,7 @@ def test_api_arguments_are_described_within_bounds(kitchen: World) -> None:
     trace = ex.run("mug = InteractionObject('Mug')\nrow = ['x' * 100000] * 100000\n"
                    "mug.check_attribute('dirty', row)\n")
     assert trace.failure is None, trace.failure
+    assert set(ex.sim.visible_objects()) <= ex.runtime.seen  # the worker's agent saw what it walked past
     assert len(trace.calls[0].args[1]) < 1000 and trace.calls[0].args[1].startswith("['xxx")
 
 
@@ -265,12 +267,13 @@ def test_hostile_corpus_under_the_default_limits(kitchen: World) -> None:
 # ---------------------------------------------------------------------------- the log is untrusted
 
 @pytest.mark.parametrize("lines,reason", [
-    ([b"not json"], "malformed"),
-    ([b'["x"]'], "unknown action-log record"),
-    ([b'["c","teleport",1,"Mug"]'], "unknown API method"),
-    ([b'["p","MoveAhead",null,true]'], "outside an API call"),
-    ([b'["c","go_to",1,"Mug"]', b'["p","Pickup","Toaster_1",true]'], "reported the opposite"),
-    ([b'["c","go_to",1,"Mug"]', b'["e","Mug",[],"yes","",null]'], "bad call outcome"),
+    ([b"\xff\xfe"], "malformed"),
+    ([b"x\tjunk"], "unknown action-log record"),
+    ([b"c\tteleport\t1\tMug"], "unknown API method"),
+    ([b"p\tMoveAhead\t\t1"], "outside an API call"),
+    ([b"c\tgo_to\t1\tMug", b"p\tPickup\tToaster_1\t1"], "reported the opposite"),
+    ([b"c\tgo_to\t1\tMug", b'E\t["Mug",[],"yes","",null]'], "bad call outcome"),
+    ([b"c\tgo_to\t1\tMug", b"E\t{not json"], "malformed call-end"),
 ])
 def test_replay_rejects_what_a_correct_worker_cannot_send(kitchen: World, lines: list[bytes],
                                                           reason: str) -> None:
@@ -282,7 +285,7 @@ def test_replay_rejects_what_a_correct_worker_cannot_send(kitchen: World, lines:
 def test_replay_refuses_primitives_past_the_budget(kitchen: World) -> None:
     runtime = ApiRuntime(Simulator(copy.deepcopy(kitchen)), ApiConfig(max_steps=2))
     replay = LogReplay(runtime)
-    replay([b'["c","go_to",1,"Mug"]', b'["p","RotateLeft",null,true]', b'["p","RotateLeft",null,true]'])
+    replay([b"c\tgo_to\t1\tMug", b"p\tRotateLeft\t\t1", b"p\tRotateLeft\t\t1"])
     with pytest.raises(WorkerProtocolError, match="budget"):
-        replay([b'["p","RotateLeft",null,true]'])
+        replay([b"p\tRotateLeft\t\t1"])
     assert runtime.steps == 2

@@ -202,6 +202,7 @@ class Executor:
             except WorkerProtocolError as exc:
                 worker.kill()
                 replay.interrupt(str(exc))
+                replay.note_stop()
                 return text, _failure(text, "error", f"the sandbox worker misbehaved: {exc}",
                                       None), ""
             self.last_run_seconds = outcome.seconds
@@ -209,8 +210,7 @@ class Executor:
             if answer is None:
                 message = outcome.message
                 replay.interrupt(f"stopped: {message}")
-                rt.claimed.update(c.object for c in replay.calls if c.object in self.sim.world.objects)
-                rt._last_reach = None
+                replay.note_stop()
                 line = outcome.line if outcome.line is not None else _last_line(replay.calls)
                 kind = "limit" if outcome.stopped in ("deadline", "cpu") else "error"
                 return text, _failure(text, kind, _at_line(line, message), line), ""

@@ -43,7 +43,13 @@ SPARE_FDS = 8
 
 
 class ActionLog:
-    """Append-only log of JSON lines in shared memory; the header holds the committed length."""
+    """Append-only action log in shared memory; the header holds the committed length.
+
+    One line per event, tab-separated (ids and action names hold no tabs or newlines):
+    ``c <method> <line> <object>`` when a top-level API call starts, ``p <action> <target> <0|1>``
+    per primitive, ``e <object> <0|1>`` when a call without arguments, error or result ends, and
+    ``E <json [object, args, success, error, result]>`` for any other end.
+    """
 
     def __init__(self, buf: mmap.mmap) -> None:
         self.buf = buf
@@ -54,8 +60,8 @@ class ActionLog:
         self.pos = HEADER.size
         HEADER.pack_into(self.buf, 0, 0)
 
-    def append(self, record: list) -> None:
-        data = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+    def append(self, line: str) -> None:
+        data = line.encode()
         end = self.pos + len(data)
         if end > self.size:
             raise SandboxLimitExceeded("the program sent more actions than one run may log")
@@ -65,14 +71,23 @@ class ActionLog:
 
     # CallListener -----------------------------------------------------------------------
     def call_started(self, record: ApiCall) -> None:
-        self.append(["c", record.method, record.line, record.object])
+        line = "" if record.line is None else record.line
+        self.append(f"c\t{record.method}\t{line}\t{_field(record.object)}\n")
 
     def primitive(self, p: Primitive) -> None:
-        self.append(["p", p.action, p.target, p.success])
+        self.append(f"p\t{p.action}\t{p.target or ''}\t{int(p.success)}\n")
 
     def call_ended(self, record: ApiCall) -> None:
+        if not record.args and not record.error and record.result is None:
+            self.append(f"e\t{_field(record.object)}\t{int(record.success)}\n")
+            return
         result = record.result if isinstance(record.result, (bool, int, float, str)) else None
-        self.append(["e", record.object, record.args, record.success, record.error[:500], result])
+        end = [record.object, record.args, record.success, record.error[:500], result]
+        self.append("E\t" + json.dumps(end, separators=(",", ":")) + "\n")
+
+
+def _field(text: str) -> str:
+    return text.replace("\t", " ").replace("\n", " ")
 
 
 def apply_os_limits(memory_bytes: int, cpu_total_s: int, drop_privileges: bool = True) -> dict:
@@ -151,7 +166,7 @@ def run_request(req: dict, log: ActionLog, layouts: dict[bytes, Any]) -> dict:
     last = runtime._last_reach
     return {"ok": result.ok, "kind": kind, "message": message[:2000], "line": line,
             "output": result.output[: req["sandbox"].max_output_chars],
-            "claimed": sorted(runtime.claimed), "beliefs": beliefs,
+            "seen": sorted(runtime.seen), "claimed": sorted(runtime.claimed), "beliefs": beliefs,
             "last_reach": list(last[:5]) + [list(last[5]), last[6]] if last else None,
             "recycle": isinstance(result.exception, MemoryError), "cpu_s": _cpu_seconds(),
             "digest": world_digest(world) if req.get("digest") else None}

@@ -158,10 +158,11 @@ class ApiRuntime:
 
     # ------------------------------------------------------------------ stepping
 
-    def apply(self, action: str, target: str | None = None) -> StepResult:
-        """Send one primitive to the simulator and note what came into view (no budget check)."""
+    def apply(self, action: str, target: str | None = None, note_seen: bool = True) -> StepResult:
+        """Send one primitive to the simulator (no budget check); with ``note_seen``, add what
+        came into view after a move or an Open to :attr:`seen`."""
         result = self.sim.step(action, target=target)
-        if result.success and (action in MOVES or action == "Open"):
+        if note_seen and result.success and (action in MOVES or action == "Open"):
             self.seen.update(self.sim.visible_objects())
         return result
 
