@@ -85,7 +85,8 @@ def sees(obj: SimObject, pose: AgentPose, world: World | None = None) -> bool:
     """Whether the camera sees the object's centre or (furniture) any point of its top surface.
 
     With ``world``, a point also needs a line of sight past the furniture (:mod:`occlusion`);
-    furniture never moves, so that answer is memoised per layout, object place and pose.
+    furniture never moves, so that answer is memoised per layout, object place and pose (and the
+    line of sight per layout, object place, cell and point).
     """
     if world is None:
         return _sees(obj, pose, None)
@@ -100,6 +101,8 @@ def sees(obj: SimObject, pose: AgentPose, world: World | None = None) -> bool:
 def _sees(obj: SimObject, pose: AgentPose, world: World | None) -> bool:
     test = view_test(pose)
     clear: frozenset[str] | None = None
+    # the line of sight does not depend on yaw and pitch: one answer serves all 16 views of a cell
+    sight = layout_table(world, "line_of_sight", max_entries=400_000) if world is not None else {}
 
     def seen(point: Point) -> bool:
         nonlocal clear
@@ -107,9 +110,13 @@ def _sees(obj: SimObject, pose: AgentPose, world: World | None) -> bool:
             return False
         if world is None:
             return True
-        if clear is None:
-            clear = transparent_to(world, obj, (obj.position,))
-        return line_of_sight(world, pose, point, clear)
+        key = (pose.i, pose.j, point, obj.object_id, obj.position, obj.parent)
+        hit = sight.get(key)
+        if hit is None:
+            if clear is None:
+                clear = transparent_to(world, obj, (obj.position,))
+            hit = sight[key] = line_of_sight(world, pose, point, clear)
+        return hit
 
     if seen(obj.position):
         return True

@@ -6,6 +6,7 @@ A step never raises on bad input (unknown action, missing object, bad pixel): it
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,12 +21,35 @@ from icalkit.envs.household.actions import (
     precheck,
 )
 from icalkit.envs.household.camera import project
-from icalkit.envs.household.reach import reach_distance, sees
+from icalkit.envs.household.reach import reach_distance, sees, view_test
 from icalkit.envs.household.receptacles import CLOSED_BLOCKS
 from icalkit.envs.household.rules import APPLIANCE_TYPES, apply_rules
 from icalkit.envs.household.state import INTERACT_DISTANCE, SimObject, World
 
 PixelLookup = Callable[[int, int], "str | None"]
+VISIBLE_CACHE = 16384  # (object state, pose) -> visible ids answers kept per simulator
+_STATE_IDS: dict[tuple, tuple[int, object]] = {}  # state_key -> (id, grid kept alive so ids stay unique)
+_STATE_COUNTER = itertools.count(1)
+
+
+def state_key(world: World) -> tuple:
+    """Everything observations depend on except the agent pose: layout, held object, and every field
+    of every object (a new ``SimObject`` field is included automatically)."""
+    objects = tuple(tuple(tuple(v) if v.__class__ is list else v for v in o.__dict__.values())
+                    for o in world.objects.values())
+    return (id(world.blocked), world.scene_id, world.room_type, world.n_i, world.n_j, world.held, objects)
+
+
+def state_id(world: World) -> int:
+    """A number per distinct :func:`state_key` in this process (never reused, even when the table
+    is emptied): equal ids mean equal object states, so answers computed for one can be reused."""
+    key = state_key(world)
+    found = _STATE_IDS.get(key)
+    if found is None:
+        if len(_STATE_IDS) >= 200_000:
+            _STATE_IDS.clear()
+        found = _STATE_IDS[key] = (next(_STATE_COUNTER), world.blocked)
+    return found[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,21 +78,39 @@ class Simulator:
         self.pixel_to_id = pixel_to_id
         self.world: World | None = None
         self._appliances: list[str] = []
-        self._visible_key: tuple | None = None
-        self._visible: list[str] = []
-        self.version = 0
+        self._visible: dict[tuple[int, int, int, int, int], list[str]] = {}  # (state id, pose) -> ids
+        self._state_id = (-1, 0)  # (version, state id)
+        self.version = 0  # bumped by every change of object state (not by moves)
         self.steps = self.failures = 0  # primitive actions (and failed ones) since the last reset
         if world is not None:
             self.reset(world)
 
-    def reset(self, world: World) -> None:
-        """Start from ``world`` (used in place, not copied); runs the rules once."""
+    def reset(self, world: World, known_state_id: int | None = None) -> None:
+        """Start from ``world`` (used in place, not copied); runs the rules once.
+
+        Args:
+            known_state_id: the :attr:`state_id` the world has after this reset, when the caller
+                knows it (the gym env does for a start world it reset to before); saves computing it.
+        """
         self.world = world
         self._appliances = [o.object_id for o in world.objects.values() if o.object_type in APPLIANCE_TYPES]
         apply_rules(world, self._appliances)
         self.version += 1
-        self._visible_key = None
         self.steps = self.failures = 0
+        if known_state_id is not None:
+            self._state_id = (self.version, known_state_id)
+
+    def mark_changed(self) -> None:
+        """Declare that object state was edited directly, not through :meth:`step` (cached answers
+        are keyed on :attr:`state_id`, recomputed only when :attr:`version` changed)."""
+        self.version += 1
+
+    @property
+    def state_id(self) -> int:
+        """:func:`state_id` of the current world, recomputed only after the object state changed."""
+        if self._state_id[0] != self.version:
+            self._state_id = (self.version, state_id(self.world))
+        return self._state_id[1]
 
     # ------------------------------------------------------------------ perception
 
@@ -98,13 +140,21 @@ class Simulator:
         return reach_distance(obj, self.world.agent) <= INTERACT_DISTANCE and self.is_visible(obj)
 
     def visible_objects(self) -> list[str]:
-        """Ids of the visible objects (cached until the pose or the state changes)."""
+        """Ids of the visible objects (do not modify the list).
+
+        Cached per (object state, pose): walking back to a pose, or seeing the same state again
+        after a reset to the same task, costs a lookup.
+        """
         a = self.world.agent
-        key = (a.i, a.j, a.yaw, a.pitch, self.version)
-        if key != self._visible_key:
-            self._visible = [oid for oid, o in self.world.objects.items() if self.is_visible(o)]
-            self._visible_key = key
-        return self._visible
+        key = (self.state_id, a.i, a.j, a.yaw, a.pitch)
+        ids = self._visible.get(key)
+        if ids is None:
+            if len(self._visible) >= VISIBLE_CACHE:
+                self._visible.clear()
+            test = view_test(a)  # a point-like object out of the frustum is not visible: skip the rest
+            ids = self._visible[key] = [oid for oid, o in self.world.objects.items()
+                                        if (o.cells or test(o.position)) and self.is_visible(o)]
+        return ids
 
     # ------------------------------------------------------------------ acting
 

@@ -150,6 +150,21 @@ class World:
     blocked: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
     id_counters: dict[str, int] = field(default_factory=dict)
 
+    def copy(self) -> World:
+        """An independent copy (same as ``copy.deepcopy`` for everything an episode changes).
+
+        The occupancy grid ``blocked`` is shared: furniture never moves, and sharing it keeps the
+        per-layout memo tables (:mod:`layout_cache`) valid for the copy.
+        """
+        objects = {}
+        for oid, obj in self.objects.items():
+            dup = object.__new__(SimObject)  # copy.copy without its generic machinery (resets are hot)
+            dup.__dict__.update(obj.__dict__)
+            dup.children = list(obj.children)
+            objects[oid] = dup
+        return World(self.scene_id, self.room_type, self.seed, self.split, self.n_i, self.n_j, objects,
+                     self.agent.copy(), self.held, self.blocked, dict(self.id_counters))
+
     def new_id(self, object_type: str) -> str:
         """Next free instance id for a type, e.g. ``Mug_3``."""
         n = self.id_counters.get(object_type, 0) + 1
