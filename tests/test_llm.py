@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import sqlite3
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -191,11 +192,29 @@ def test_cache_replays_identically_without_the_model(tiny, tmp_path, monkeypatch
 
 
 def test_cache_is_wal_and_keys_on_model(tiny, tiny_model, tokenizer, tmp_path):
-    cache = ResponseCache(tmp_path / "c.sqlite")
-    assert cache._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    CachedLLM(tiny, cache).generate(["hello"], max_new_tokens=4)
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    first = CachedLLM(tiny, cache).generate(["hello"], max_new_tokens=4)[0]
+    # WAL: another process's open read transaction neither blocks a write nor sees it (snapshot);
+    # with a rollback journal the commit would wait for the reader until the 30 s timeout
+    reader = sqlite3.connect(path)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+    wrote = threading.Event()
+    writer = threading.Thread(target=lambda: (cache.put_many([("k2", {}, first)]), wrote.set()), daemon=True)
+    writer.start()
+    writer.join(10)
+    assert wrote.is_set(), "a write waited for an open reader: the cache is not in WAL mode"
+    assert reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+    reader.rollback()
+    assert reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 2
+    reader.close()
+    # keyed on the model: the same model replays its answer, another model's name does not
+    again = CachedLLM(tiny, cache).generate(["hello"], max_new_tokens=4)[0]
+    assert again.cached and again.text == first.text
     other = HFLLM.from_model(tiny_model, tokenizer, name="other-name", chat_template=False)
     assert not CachedLLM(other, cache).generate(["hello"], max_new_tokens=4)[0].cached
+    assert len(cache) == 3
 
 
 def test_cache_never_replays_answers_of_other_weights_in_the_same_folder(tiny_model, tokenizer, tmp_path):
