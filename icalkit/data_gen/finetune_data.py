@@ -294,7 +294,7 @@ def to_dataset(records: list[dict], valid_fraction: float, seed: int):
         raise DatasetError("no pair survived: every task was dropped (see the drop counts)")
     split = {"train": [r for r in rows if r["task_id"] not in valid],
              "validation": [r for r in rows if r["task_id"] in valid]}
-    return DatasetDict({k: Dataset.from_list(v or rows).select(range(len(v))) for k, v in split.items()})
+    return DatasetDict({k: Dataset.from_list(v) for k, v in split.items() if v})  # datasets cannot reload an empty split
 
 
 def build_pairs(cfg: PairConfig, out_dir: str | Path, memory: Any | None = None,

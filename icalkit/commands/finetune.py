@@ -1,0 +1,96 @@
+"""``icalkit finetune``: build prompt → program pairs and fine-tune the planner's LLM (LoRA or full)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from icalkit.data_gen.finetune_data import PairConfig
+from icalkit.tracking import WandbConfig
+from icalkit.training.finetune import TrainConfig
+
+HELP = """icalkit finetune — fine-tune the planner's model on demonstrations (LoRA or full).
+
+1. Pairs (data.*): for each task the expert solves, the prompt the deployed planner sends
+   (optionally with data.k examples retrieved from data.memory_path) → the grounded program,
+   kept only if it replays to success; plus revision pairs (injected mistake + executor feedback
+   → correct program). data.heldout_types keeps whole task types out. Written to
+   out_dir/data (pairs.jsonl, dataset/, stats.json with drop counts and token lengths);
+   resumable. Skipped when `dataset=` points at an existing dataset folder.
+2. Training (train.*): transformers Trainer, loss on the completion only, packing, bf16 autocast
+   on CPU, checkpoints every train.save_steps, a time budget (train.time_budget_s) after which
+   the run checkpoints and saves; re-running the same command resumes. Saves out_dir/adapter
+   (LoRA, pointing at its base folder) or out_dir/model (full), loadable by the transformers
+   backend, peft and vLLM; out_dir/train_summary.json has tokens/s and peak RSS.
+
+Examples:
+  icalkit finetune out_dir=runs/ft train.time_budget_s=600
+  icalkit finetune train.method=lora train.lora_r=16 data.heldout_types='[Water Plant]'
+  icalkit finetune --config configs/finetune_gpu.yaml out_dir=runs/ft_gpu
+  accelerate launch --config_file accelerate_config.yaml -m icalkit.cli finetune out_dir=runs/ft
+Then: icalkit eval / icalkit plan with llm.model=runs/ft/model (or llm.adapter=runs/ft/adapter),
+or `icalkit serve` and llm.backend=openai.
+"""
+
+
+@dataclass
+class Config:
+    data: PairConfig = field(default_factory=PairConfig)
+    dataset: str = ""
+    train: TrainConfig = field(default_factory=TrainConfig)
+    out_dir: str = "runs/finetune"
+    wandb: WandbConfig = field(default_factory=lambda: WandbConfig(enabled=False))
+
+    def validate(self) -> None:
+        self.data.validate()
+        self.train.validate()
+        if self.dataset and not Path(self.dataset).exists():
+            raise ValueError(f"dataset {self.dataset} does not exist (leave it empty to build pairs from data.*)")
+
+
+def build_dataset(cfg: Config) -> Path:
+    """The dataset folder: ``cfg.dataset``, or pairs built (on the main process) under out_dir/data."""
+    from accelerate import PartialState
+
+    from icalkit.data_gen.finetune_data import build_pairs
+
+    if cfg.dataset:
+        return Path(cfg.dataset)
+    data_dir = Path(cfg.out_dir) / "data"
+    state = PartialState()
+    with state.main_process_first():
+        if state.is_main_process:
+            memory = None
+            if cfg.data.k:
+                from icalkit.memory.config import MemoryConfig, build_memory
+
+                memory = build_memory(MemoryConfig(path=cfg.data.memory_path))
+            stats = build_pairs(cfg.data, data_dir, memory)
+            print(json.dumps({k: stats[k] for k in ("tasks", "pairs", "by_kind", "dropped")}, indent=1))
+            if "tokens" in stats:
+                print("tokens per pair:", json.dumps(stats["tokens"]["total"]))
+    return data_dir / "dataset"
+
+
+def run(cfg: Config) -> int:
+    from icalkit.data_gen.finetune_data import DatasetError
+    from icalkit.training.finetune import train
+
+    report_to = "none"
+    if cfg.wandb.enabled and cfg.wandb.mode != "disabled":
+        os.environ.setdefault("WANDB_PROJECT", cfg.wandb.project)
+        os.environ.setdefault("WANDB_MODE", cfg.wandb.mode)
+        os.environ.setdefault("WANDB_DIR", str(Path(cfg.out_dir)))
+        report_to = "wandb"
+    try:
+        summary = train(cfg.train, build_dataset(cfg), cfg.out_dir, report_to)
+    except (DatasetError, FileNotFoundError) as exc:
+        print(f"icalkit finetune: {exc}")
+        return 1
+    print(json.dumps(summary, indent=1))
+    if not summary["finished"]:
+        print(f"stopped early ({summary['stopped_because']}) at step {summary['global_step']}/{summary['max_steps']}; "
+              f"run the same command again to resume from {cfg.out_dir}/checkpoints")
+    return 0

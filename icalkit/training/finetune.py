@@ -1,0 +1,318 @@
+"""Fine-tune the planner's LLM on prompt → program pairs: LoRA (peft) or full, with transformers' Trainer.
+
+The loop belongs to the library (``transformers.Trainer``): it runs plainly and under
+``accelerate launch``, only the main process logs and saves, checkpoints carry optimizer,
+scheduler, RNG and data position so that a stopped run resumes to the same result. What is ours:
+
+- :func:`tokenize_pair`: the prompt rendered with the model's chat template exactly as the
+  backends render it at inference, the completion + end-of-turn token; the loss is on the
+  completion only (prompt labels are -100).
+- Padding-free packing (``packing=true``): a micro-batch is one row of concatenated pairs with
+  position ids restarting per pair; transformers turns them into a block-diagonal attention mask,
+  so pairs never attend to one another and no token is padding.
+- A time budget: the run stops, checkpoints and saves the model when it is spent; re-running the
+  same command resumes from the checkpoint.
+- Throughput (trained tokens/s, padding excluded) and peak RSS in ``train_summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from icalkit.data_gen.finetune_data import DatasetError
+
+METHODS = ("full", "lora")
+PRECISIONS = ("fp32", "bf16")
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+COLUMNS = ("prompt", "completion")
+
+
+@dataclass
+class TrainConfig:
+    """Training settings (a config section, e.g. ``train.method=lora``).
+
+    Attributes:
+        method: ``full`` or ``lora``.
+        model: base model folder (empty: the converted default SmolLM2-135M-Instruct).
+        lora_r, lora_alpha, lora_dropout, lora_targets: LoRA settings (method=lora).
+        learning_rate, weight_decay, warmup_ratio: optimizer and schedule (AdamW, cosine).
+        epochs: passes over the training pairs (ignored when ``max_steps > 0``).
+        max_steps: optimizer steps (0: from ``epochs``).
+        micro_batch: pairs per forward pass; grad_accum: micro-batches per optimizer step.
+        max_length: pairs longer than this (tokens) are dropped and counted, never truncated.
+        precision: ``fp32`` or ``bf16`` (autocast; fp32 master weights).
+        packing: padding-free micro-batches (see the module docstring); off: padded batches
+            grouped by length.
+        torch_compile: compile the model (slow first steps; recompiles on new shapes).
+        threads: torch CPU threads (0: torch's default).
+        time_budget_s: stop, checkpoint and save after this many seconds (0: no limit).
+        stop_after_steps: stop (checkpoint, no final save) after this optimizer step (0: off);
+            for tests and step-wise runs.
+        save_steps: checkpoint every N optimizer steps; save_total_limit: checkpoints kept.
+        eval_steps: validation loss every N steps (0: at the end only).
+        logging_steps: log every N steps.
+        resume: continue from the newest checkpoint in ``out_dir`` when there is one.
+        seed: data order, dropout and LoRA init.
+        device: ``auto`` (GPU when present), ``cpu`` or ``cuda``.
+    """
+
+    method: str = "full"
+    model: str = ""
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_targets: list[str] = field(default_factory=lambda: list(LORA_TARGETS))
+    learning_rate: float = 1e-4
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.03
+    epochs: float = 1.0
+    max_steps: int = 0
+    micro_batch: int = 4
+    grad_accum: int = 2
+    max_length: int = 2048
+    precision: str = "bf16"
+    packing: bool = True
+    torch_compile: bool = False
+    threads: int = 2
+    time_budget_s: float = 0.0
+    stop_after_steps: int = 0
+    save_steps: int = 20
+    save_total_limit: int = 2
+    eval_steps: int = 0
+    logging_steps: int = 5
+    resume: bool = True
+    seed: int = 0
+    device: str = "auto"
+
+    def validate(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"train.method {self.method!r} is not one of {METHODS}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"train.precision {self.precision!r} is not one of {PRECISIONS}")
+        if self.micro_batch < 1 or self.grad_accum < 1 or self.max_length < 16:
+            raise ValueError("train.micro_batch and train.grad_accum must be >= 1, train.max_length >= 16")
+        if self.max_steps < 0 or self.epochs <= 0 and self.max_steps == 0:
+            raise ValueError("train.max_steps must be >= 0 and train.epochs > 0 when max_steps is 0")
+        if self.method == "lora" and (self.lora_r < 1 or not self.lora_targets):
+            raise ValueError("train.lora_r must be >= 1 and train.lora_targets non-empty for method=lora")
+        if self.learning_rate <= 0 or self.save_steps < 1 or self.logging_steps < 1:
+            raise ValueError("train.learning_rate must be > 0, train.save_steps and train.logging_steps >= 1")
+        if min(self.threads, self.time_budget_s, self.stop_after_steps, self.eval_steps) < 0:
+            raise ValueError("train.threads, time_budget_s, stop_after_steps and eval_steps must be >= 0")
+        if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"):
+            raise ValueError(f"train.device must be auto, cpu or cuda, got {self.device!r}")
+
+
+def load_pairs(path: str | Path):
+    """The ``DatasetDict`` saved by :func:`icalkit.data_gen.finetune_data.build_pairs`.
+
+    Raises:
+        DatasetError: missing, not a dataset, without a non-empty ``train`` split, or without
+            the ``prompt``/``completion`` columns.
+    """
+    from datasets import DatasetDict, load_from_disk
+
+    path = Path(path)
+    if not path.exists():
+        raise DatasetError(f"fine-tuning dataset {path} does not exist; build it with `icalkit finetune` "
+                           f"(data section) or icalkit.data_gen.finetune_data.build_pairs")
+    try:
+        ds = load_from_disk(str(path))
+    except Exception as exc:  # noqa: BLE001 - datasets raises several types for a bad folder
+        raise DatasetError(f"{path} is not a saved Hugging Face dataset (or an empty one): {exc}") from None
+    if not isinstance(ds, DatasetDict) or "train" not in ds:
+        raise DatasetError(f"{path} must be a DatasetDict with a 'train' split")
+    if missing := [c for c in COLUMNS if c not in ds["train"].column_names]:
+        raise DatasetError(f"{path} lacks the columns {missing}; found {ds['train'].column_names}")
+    if len(ds["train"]) == 0:
+        raise DatasetError(f"{path} has no training pairs")
+    return ds
+
+
+def tokenize_pair(tokenizer: Any, prompt: list[dict] | str, completion: str) -> dict[str, list[int]]:
+    """``input_ids`` and ``labels`` of one pair; prompt labels are -100 (loss on the completion).
+
+    The prompt is rendered as the backends do at inference (chat template with the generation
+    prompt); the completion ends with the end-of-turn (eos) token.
+    """
+    if isinstance(prompt, str):
+        prompt = [{"role": "user", "content": prompt}]
+    text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+    p_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    c_ids = tokenizer(completion + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
+    return {"input_ids": p_ids + c_ids, "labels": [-100] * len(p_ids) + c_ids}
+
+
+def tokenize_split(ds: Any, tokenizer: Any, max_length: int) -> tuple[Any, int]:
+    """Tokenized split (with a ``length`` column) and how many pairs exceeded ``max_length``."""
+    tok = ds.map(lambda r: tokenize_pair(tokenizer, r["prompt"], r["completion"]),
+                 remove_columns=ds.column_names, desc="tokenize")
+    tok = tok.map(lambda r: {"length": len(r["input_ids"])})
+    kept = tok.filter(lambda r: r["length"] <= max_length)
+    return kept, len(tok) - len(kept)
+
+
+def load_model(cfg: TrainConfig) -> tuple[Any, Any]:
+    """(model, tokenizer) ready for training: full weights, or the base wrapped with LoRA."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from icalkit.models.llm.convert import default_model_dir
+
+    folder = Path(cfg.model) if cfg.model else default_model_dir()
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(f"train.model {folder} is not a Hugging Face model folder (no config.json)")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="sdpa")
+    model.config.use_cache = False  # no KV cache in training; with one, packed rows would attend across pairs
+    if cfg.method == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                                                 target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM"))
+    return model, tokenizer
+
+
+def on_cpu(device: str) -> bool:
+    """Whether training runs on the CPU (``auto``: when no GPU is present)."""
+    import torch
+
+    return device == "cpu" or (device == "auto" and not torch.cuda.is_available())
+
+
+def training_arguments(cfg: TrainConfig, out_dir: Path, has_eval: bool, report_to: str) -> Any:
+    """transformers ``TrainingArguments`` for ``cfg``."""
+    from transformers import TrainingArguments
+
+    eval_strategy = "steps" if has_eval and cfg.eval_steps else "no"
+    return TrainingArguments(
+        output_dir=str(out_dir / "checkpoints"), per_device_train_batch_size=cfg.micro_batch,
+        per_device_eval_batch_size=cfg.micro_batch, gradient_accumulation_steps=cfg.grad_accum,
+        learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, warmup_steps=cfg.warmup_ratio,
+        lr_scheduler_type="cosine", num_train_epochs=cfg.epochs, max_steps=cfg.max_steps or -1,
+        bf16=cfg.precision == "bf16", use_cpu=on_cpu(cfg.device), torch_compile=cfg.torch_compile,
+        train_sampling_strategy="random" if cfg.packing else "group_by_length", length_column_name="length",
+        save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
+        eval_strategy=eval_strategy, eval_steps=cfg.eval_steps or None, logging_steps=cfg.logging_steps,
+        include_num_input_tokens_seen="non_padding", seed=cfg.seed, data_seed=cfg.seed, report_to=report_to,
+        remove_unused_columns=False, dataloader_num_workers=0, disable_tqdm=False)
+
+
+def make_collator(tokenizer: Any, packing: bool) -> Any:
+    """Padding-free flattening (packing) or dynamic padding with -100 labels."""
+    from transformers import DataCollatorForSeq2Seq, DataCollatorWithFlattening
+
+    if packing:
+        return DataCollatorWithFlattening(return_position_ids=True, separator_id=-100)
+    return DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
+
+
+class StopCallbackFactory:
+    """Builds the callback that stops on the time budget or after a step (and checkpoints)."""
+
+    @staticmethod
+    def build(time_budget_s: float, stop_after_steps: int) -> Any:
+        from transformers import TrainerCallback
+
+        class _Stop(TrainerCallback):
+            def __init__(self) -> None:
+                self.start = time.monotonic()
+                self.reason = ""
+
+            def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers API
+                if time_budget_s and time.monotonic() - self.start > time_budget_s:
+                    self.reason = f"time budget of {time_budget_s:.0f} s spent"
+                elif stop_after_steps and state.global_step >= stop_after_steps:
+                    self.reason = f"stop_after_steps={stop_after_steps} reached"
+                if self.reason and state.global_step < state.max_steps:
+                    control.should_save = control.should_training_stop = True
+                return control
+
+        return _Stop()
+
+
+def latest_checkpoint(out_dir: Path) -> str | None:
+    """The newest ``checkpoint-N`` folder under ``out_dir/checkpoints`` (None if none)."""
+    ckpts = sorted((out_dir / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return str(ckpts[-1]) if ckpts else None
+
+
+def peak_rss_gb() -> float:
+    """Peak resident memory of this process so far, in GB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def save_trained(trainer: Any, tokenizer: Any, cfg: TrainConfig, out_dir: Path) -> Path:
+    """Save the adapter (``adapter/``, pointing at its base folder) or full model (``model/``)."""
+    target = out_dir / ("adapter" if cfg.method == "lora" else "model")
+    trainer.save_model(str(target))
+    if trainer.is_world_process_zero():
+        tokenizer.save_pretrained(str(target))  # tokenizer + chat template travel with the weights
+        if cfg.method == "full":
+            trainer.model.generation_config.save_pretrained(str(target))
+    return target
+
+
+def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, report_to: str = "none") -> dict:
+    """Train on the saved pairs; returns (and writes to ``train_summary.json``) the run's figures.
+
+    Args:
+        cfg: training settings.
+        dataset_path: folder written by ``build_pairs`` (``dataset/``).
+        out_dir: run folder: ``checkpoints/``, ``adapter/`` or ``model/``, ``train_summary.json``.
+        report_to: transformers' ``report_to`` (``wandb`` or ``none``).
+    """
+    import torch
+    from transformers import Trainer
+
+    cfg.validate()
+    out = Path(out_dir)
+    ds = load_pairs(dataset_path)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    model, tokenizer = load_model(cfg)
+    train_ds, too_long = tokenize_split(ds["train"], tokenizer, cfg.max_length)
+    if len(train_ds) == 0:
+        raise DatasetError(f"every training pair is longer than train.max_length={cfg.max_length} tokens")
+    eval_ds = tokenize_split(ds["validation"], tokenizer, cfg.max_length)[0] if len(ds.get("validation", [])) else None
+    stop = StopCallbackFactory.build(cfg.time_budget_s, cfg.stop_after_steps)
+    trainer = Trainer(model=model, args=training_arguments(cfg, out, eval_ds is not None, report_to),
+                      train_dataset=train_ds, eval_dataset=eval_ds, data_collator=make_collator(tokenizer, cfg.packing),
+                      callbacks=[stop])
+    resume = latest_checkpoint(out) if cfg.resume else None
+    start = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=resume)
+    wall = time.perf_counter() - start
+    state = trainer.state
+    steps_done = state.global_step
+    finished = not stop.reason
+    summary: dict[str, Any] = {
+        "method": cfg.method, "precision": cfg.precision, "packing": cfg.packing, "torch_compile": cfg.torch_compile,
+        "train_pairs": len(train_ds), "dropped_too_long": too_long, "global_step": steps_done,
+        "max_steps": state.max_steps, "finished": finished, "stopped_because": stop.reason,
+        "resumed_from": resume, "train_loss": result.training_loss,
+        "tokens_seen": int(state.num_input_tokens_seen), "wall_s": round(wall, 1),
+        "peak_rss_gb": round(peak_rss_gb(), 2), "threads": torch.get_num_threads()}
+    resumed_tokens = _tokens_before(resume)
+    summary["train_tokens_per_s"] = round((summary["tokens_seen"] - resumed_tokens) / wall, 1) if wall else math.nan
+    if eval_ds is not None:
+        summary["eval_loss"] = trainer.evaluate()["eval_loss"]
+    if finished or cfg.time_budget_s:
+        summary["saved"] = str(save_trained(trainer, tokenizer, cfg, out))
+    if trainer.is_world_process_zero():
+        (out / "train_summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def _tokens_before(checkpoint: str | None) -> int:
+    """Tokens already trained when resuming from ``checkpoint`` (its trainer state)."""
+    if checkpoint is None:
+        return 0
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
+    return int(state.get("num_input_tokens_seen", 0))

@@ -1,0 +1,218 @@
+"""Fine-tuning: pairs built from the planner's own prompts, completion-only tokenization, packing,
+resumable training with a tiny model, adapters/full models that the backends load, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from icalkit.agents.executor import Executor
+from icalkit.data_gen.finetune_data import (
+    DatasetError,
+    PairConfig,
+    build_pairs,
+    ground_program,
+    inject_mistake,
+    shown_ids,
+    ungrounded_ids,
+)
+from icalkit.training.finetune import TrainConfig, load_pairs, make_collator, tokenize_pair, train
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from icalkit.models.llm.convert import default_model_dir
+
+    return AutoTokenizer.from_pretrained(default_model_dir())
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tokenizer, tmp_path_factory) -> Path:
+    """A random 2-layer Llama with SmolLM2's vocabulary and chat template, saved as a folder."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+                      bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                      pad_token_id=tokenizer.pad_token_id)
+    path = tmp_path_factory.mktemp("tiny")
+    LlamaForCausalLM(cfg).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory) -> tuple[Path, dict, PairConfig]:
+    cfg = PairConfig(task_types=["Coffee", "Boil X", "Clean All X"], heldout_types=["Clean All X"],
+                     n_per_type=2, valid_fraction=0.25)
+    out = tmp_path_factory.mktemp("pairs")
+    return out, build_pairs(cfg, out, progress=False), cfg
+
+
+def test_pair_prompts_are_what_the_planner_sends_and_programs_replay(pairs, tiny_dir):
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.envs.factory import make_env
+    from icalkit.envs.household.tasks.sampler import sample_tasks
+    from icalkit.models.llm.hf import HFLLM
+
+    out, stats, cfg = pairs
+    records = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert {r["task_type"] for r in records} == {"Coffee", "Boil X"}  # the held-out type is absent
+    planner = Planner(LLMSession(HFLLM(tiny_dir)), None, PlannerConfig(mode="zero_shot"))
+    env = make_env("household", render_obs=False)
+    for task in sample_tasks(cfg.training_types(), cfg.n_per_type, cfg.split, cfg.seed):
+        (rec,) = [r for r in records if r["task_id"] == task.task_id]
+        plan_rows = [r for r in rec["rows"] if r["kind"] == "plan"]
+        assert len(plan_rows) == 1, rec["dropped"]
+        row = plan_rows[0]
+        env.reset(options={"task": task})
+        assert row["prompt"] == planner._first_prompt(task, Executor(env), [])  # byte-identical prompt
+        program = row["completion"].split("```python\n")[1].split("```")[0]
+        assert not ungrounded_ids(program, shown_ids(row["prompt"]))
+        env.reset(options={"task": task})
+        assert Executor(env).run(program, task).success
+        for rev in (r for r in rec["rows"] if r["kind"] == "revision"):
+            text = rev["prompt"][-1]["content"]
+            assert "It stopped with an error:" in text and rev["completion"] == row["completion"]
+    assert stats["pairs"] == sum(len(r["rows"]) for r in records)
+    assert stats["by_kind"]["plan"] == 4 and stats["tokens"]["prompt"]["min"] > 300
+    ds = load_pairs(out / "dataset")
+    train_tasks, valid_tasks = set(ds["train"]["task_id"]), set(ds["validation"]["task_id"])
+    assert valid_tasks and not train_tasks & valid_tasks  # whole tasks per split
+
+
+def test_grounding_and_mistakes():
+    program = ('mug = InteractionObject("Mug", object_instance="Mug_2")\n'
+               'bread = InteractionObject("Bread", object_instance="Bread_1")\n'
+               'bread_sliced = InteractionObject("BreadSliced", object_instance="BreadSliced_8", parent_object="Bread_1")\n'
+               'cabinet = InteractionObject("Cabinet", object_instance="Cabinet_3")\n'
+               'cabinet.open()\nmug.pickup()\n')
+    grounded = ground_program(program, {"Mug_2", "Cabinet_3"})
+    assert 'object_instance="Mug_2"' in grounded and "BreadSliced_8" not in grounded and "Bread_1" not in grounded
+    assert ungrounded_ids(grounded, {"Mug_2", "Cabinet_3"}) == []
+    import random
+
+    rng = random.Random(0)
+    assert "cabinet.open()" not in inject_mistake(grounded, "skip_open", rng, ["Mug"])
+    assert inject_mistake("mug.pickup()\n", "skip_open", rng, ["Mug"]) is None
+    wrong = inject_mistake(grounded, "wrong_object", rng, ["Mug", "Cup"])
+    assert wrong != grounded and wrong.count("\n") == grounded.count("\n")
+    assert len(inject_mistake(grounded, "missing_step", rng, []).splitlines()) == len(grounded.splitlines()) - 1
+
+
+def test_completion_only_labels_match_the_inference_rendering(tokenizer, tiny_dir):
+    from icalkit.models.llm.hf import HFLLM
+
+    prompt = [{"role": "system", "content": "You are a robot."}, {"role": "user", "content": "Make coffee."}]
+    ex = tokenize_pair(tokenizer, prompt, "Program:\n```python\nmug.pickup()\n```")
+    n_prompt = sum(label == -100 for label in ex["labels"])
+    rendered = HFLLM(tiny_dir).render(prompt)  # what the transformers backend feeds the model
+    assert tokenizer.decode(ex["input_ids"][:n_prompt]) == rendered
+    assert ex["labels"][n_prompt:] == ex["input_ids"][n_prompt:]
+    assert tokenizer.decode(ex["labels"][n_prompt:]).endswith("```" + tokenizer.eos_token)
+
+
+def test_packing_keeps_pairs_apart(tokenizer, tiny_dir):
+    """A packed row gives the same loss as the pairs one by one (block-diagonal attention)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir, attn_implementation="sdpa").eval()
+    feats = [tokenize_pair(tokenizer, [{"role": "user", "content": q}], a)
+             for q, a in [("Make coffee.", "mug.pickup()"), ("Water the plant, please.", "pot.pour(plant)\nx = 1")]]
+    with torch.no_grad():
+        packed = model(**make_collator(tokenizer, packing=True)(feats), use_cache=False).logits
+        single = [model(input_ids=torch.tensor([f["input_ids"]])).logits[0] for f in feats]
+    assert torch.allclose(packed[0], torch.cat(single), atol=1e-4)
+
+
+def _train_cfg(tiny_dir: Path, **kw) -> TrainConfig:
+    base = dict(model=str(tiny_dir), method="full", max_steps=6, micro_batch=2, grad_accum=1, precision="fp32",
+                learning_rate=1e-2, save_steps=100, logging_steps=1, threads=1, device="cpu", warmup_ratio=0.0)
+    return TrainConfig(**{**base, **kw})
+
+
+def _weights(folder: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(next(folder.glob("*.safetensors"))))
+
+
+@pytest.mark.slow
+def test_stopped_run_resumes_to_the_same_result(pairs, tiny_dir, tmp_path):
+    data = pairs[0] / "dataset"
+    whole = train(_train_cfg(tiny_dir), data, tmp_path / "whole")
+    first = train(_train_cfg(tiny_dir, stop_after_steps=3), data, tmp_path / "split")
+    assert not first["finished"] and first["global_step"] == 3 and "saved" not in first
+    assert (tmp_path / "split" / "checkpoints" / "checkpoint-3").is_dir()
+    second = train(_train_cfg(tiny_dir), data, tmp_path / "split")
+    assert second["finished"] and second["resumed_from"].endswith("checkpoint-3")
+    a, b = _weights(tmp_path / "whole" / "model"), _weights(tmp_path / "split" / "model")
+    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    base = _weights(tiny_dir)
+    assert any(not torch.allclose(a[k], base[k]) for k in a)  # training changed the weights
+    assert whole["tokens_seen"] > 0 and whole["peak_rss_gb"] > 0 and "eval_loss" in whole
+
+
+@pytest.mark.slow
+def test_lora_adapter_points_at_its_base_and_loads(pairs, tiny_dir, tmp_path):
+    from icalkit.models.llm.hf import HFLLM
+
+    summary = train(_train_cfg(tiny_dir, method="lora", lora_r=4, max_steps=2), pairs[0] / "dataset", tmp_path)
+    adapter = Path(summary["saved"])
+    assert adapter.name == "adapter" and (adapter / "adapter_model.safetensors").is_file()
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    assert Path(config["base_model_name_or_path"]).resolve() == tiny_dir.resolve() and config["r"] == 4
+    llm = HFLLM(tiny_dir, adapter=adapter)
+    assert type(llm.model).__name__.startswith("Peft")
+    assert llm.generate(["hello"], max_new_tokens=3)[0].completion_tokens > 0
+
+
+def test_bad_datasets_and_configs_are_named(pairs, tiny_dir, tmp_path):
+    from datasets import Dataset, DatasetDict
+
+    with pytest.raises(DatasetError, match="does not exist"):
+        load_pairs(tmp_path / "nowhere")
+    (tmp_path / "junk").mkdir()
+    with pytest.raises(DatasetError, match="not a saved Hugging Face dataset"):
+        load_pairs(tmp_path / "junk")
+    DatasetDict({"train": Dataset.from_list([{"text": "x"}])}).save_to_disk(str(tmp_path / "cols"))
+    with pytest.raises(DatasetError, match=r"lacks the columns \['prompt', 'completion'\]"):
+        load_pairs(tmp_path / "cols")
+    DatasetDict({"train": Dataset.from_list([{"prompt": "p", "completion": "c"}]).select([])}).save_to_disk(
+        str(tmp_path / "empty"))
+    with pytest.raises(DatasetError, match="or an empty one"):
+        load_pairs(tmp_path / "empty")
+    with pytest.raises(DatasetError, match="longer than train.max_length=16"):
+        train(_train_cfg(tiny_dir, max_length=16), pairs[0] / "dataset", tmp_path / "run")
+    with pytest.raises(ValueError, match="train.method"):
+        TrainConfig(method="qlora").validate()
+    with pytest.raises(ValueError, match="every task type is held out"):
+        PairConfig(task_types=["Coffee"], heldout_types=["Coffee"]).validate()
+    with pytest.raises(ValueError, match="data.memory_path"):
+        PairConfig(k=2).validate()
+
+
+def test_gpu_config_is_valid():
+    from icalkit.commands.finetune import Config
+    from icalkit.config import load_config
+
+    cfg = load_config(Config, ROOT / "configs" / "finetune_gpu.yaml")
+    cfg.validate()
+    assert cfg.train.device == "auto" and cfg.data.n_per_type == 60
