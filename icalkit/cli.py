@@ -28,6 +28,8 @@ COMMANDS = {
     "eval": "evaluate methods on benchmark splits: ICAL's Table 1, per-type table, learning curve",
     "report": "put evaluation runs side by side",
     "prag": "P-RAG rounds: progressive retrieval-augmented planning",
+    "finetune": "fine-tune the planner's LLM on demonstrations (LoRA or full)",
+    "serve": "serve a base model + LoRA adapters or a fine-tuned model with vLLM (OpenAI API)",
 }
 
 

@@ -31,37 +31,51 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def lora_dir(tmp_path_factory) -> Path:
-    """A rank-8 LoRA adapter for SmolLM2 built in code (B = 0, so it leaves outputs unchanged)."""
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
+def trained(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """A LoRA adapter trained for a few steps on a handful of real planner pairs (`icalkit finetune`'s
+    code path), and one of its training prompts."""
+    from icalkit.data_gen.finetune_data import PairConfig, build_pairs
+    from icalkit.training.finetune import TrainConfig, load_pairs, train
 
-    model = AutoModelForCausalLM.from_pretrained(default_model_dir())
-    lora = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
-    path = tmp_path_factory.mktemp("smol-lora")
-    lora.save_pretrained(path)
-    return path
+    work = tmp_path_factory.mktemp("finetune")
+    build_pairs(PairConfig(task_types=["Coffee", "Clean All X"], n_per_type=2, revisions_per_task=0,
+                           valid_fraction=0.0), work / "data", progress=False)
+    cfg = TrainConfig(method="lora", lora_r=8, learning_rate=2e-3, max_steps=4, micro_batch=1, grad_accum=1,
+                      precision="fp32", threads=2, device="cpu", warmup_ratio=0.0, save_steps=100)
+    summary = train(cfg, work / "data" / "dataset", work / "run")
+    assert summary["finished"] and summary["train_loss"] > 0
+    prompt = load_pairs(work / "data" / "dataset")["train"][0]["prompt"]
+    return Path(summary["saved"]), prompt
 
 
-def test_server_serves_base_and_lora_then_stops(lora_dir, tmp_path):
+def test_served_adapter_is_the_trained_one_and_the_server_stops(trained, tmp_path):
+    """Base and trained adapter from one real server: the adapter's greedy answer equals peft +
+    transformers' and differs from the base model's (an ignored adapter would fail this)."""
+    from icalkit.inference.serve import ServeConfig, serving
+
+    adapter, prompt = trained
     port = free_port()
-    with serve_vllm(
-        default_model_dir(), port, python=VLLM_PYTHON, served_model_name="smollm2",
-        lora_modules={"smol-lora": lora_dir}, max_lora_rank=8, enforce_eager=True,
-        log_path=tmp_path / "vllm.log", timeout=600,
-    ) as url:
+    cfg = ServeConfig(served_name="smollm2", adapters={"tuned": str(adapter)}, port=port, max_lora_rank=8,
+                      max_model_len=4096, python=str(VLLM_PYTHON), log_path=str(tmp_path / "vllm.log"))
+    with serving(cfg) as url:
         assert url == f"http://127.0.0.1:{port}/v1"
         base = OpenAILLM("smollm2", base_url=url)
-        assert base.served_models() == ["smol-lora", "smollm2"]
-        out = base.generate(["What is 2+2?", "List three fruits, one per line."],
-                            max_new_tokens=16, stop=["3."])
+        assert base.served_models() == ["smollm2", "tuned"]
+        out = base.generate(["What is 2+2?", "List three fruits, one per line."], max_new_tokens=16, stop=["3."])
         assert "4" in out[0].text and out[0].completion_tokens > 0
         assert "3." not in out[1].text and "1." in out[1].text
         local = HFLLM(device="cpu").generate(["What is 2+2?"], max_new_tokens=16)[0]
         assert out[0].text == local.text  # same greedy answer as transformers
-        adapted = OpenAILLM("smol-lora", base_url=url).generate(["What is 2+2?"], max_new_tokens=16)
-        assert adapted[0].text == out[0].text
-        with pytest.raises(UnknownModelError, match="served: smol-lora, smollm2"):
+        tuned = OpenAILLM("tuned", base_url=url)
+        served_tuned = tuned.generate([prompt], max_new_tokens=24)[0].text
+        served_base = base.generate([prompt], max_new_tokens=24)[0].text
+        peft_tuned = HFLLM(device="cpu", adapter=adapter).generate([prompt], max_new_tokens=24)[0].text
+        assert served_tuned == peft_tuned and served_tuned != served_base
+        ident = tuned.cache_identity()["served"]  # the served model's card keys the response cache
+        assert Path(ident["root"]).resolve() == adapter.resolve() and ident["weights"]
+        os.utime(adapter / "adapter_model.safetensors")  # the adapter folder rewritten
+        assert OpenAILLM("tuned", base_url=url).cache_identity()["served"]["weights"] != ident["weights"]
+        with pytest.raises(UnknownModelError, match="served: smollm2, tuned"):
             OpenAILLM("no-such-adapter", base_url=url).generate(["hi"])
     assert _served(url) is None  # the server is gone
 

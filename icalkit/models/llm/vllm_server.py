@@ -36,10 +36,15 @@ def vllm_command(
     model_dir: str | Path, port: int, python: str | Path = DEFAULT_VLLM_PYTHON,
     served_model_name: str | None = None, lora_modules: dict[str, str | Path] | None = None,
     max_lora_rank: int = 64, max_model_len: int = 2048, enforce_eager: bool = False,
+    host: str = "127.0.0.1", api_key: str | None = None, max_loras: int | None = None,
 ) -> list[str]:
     """The command line that starts the server (see :func:`serve_vllm` for the arguments)."""
     cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-           "--host", "127.0.0.1", "--port", str(port), "--max-model-len", str(max_model_len)]
+           "--host", host, "--port", str(port), "--max-model-len", str(max_model_len)]
+    if api_key:
+        cmd += ["--api-key", api_key]
+    if max_loras:
+        cmd += ["--max-loras", str(max_loras)]
     if served_model_name:
         cmd += ["--served-model-name", served_model_name]
     if lora_modules:
@@ -50,12 +55,24 @@ def vllm_command(
     return cmd
 
 
-def _served(base_url: str) -> list[str] | None:
+def _served(base_url: str, api_key: str | None = None) -> list[str] | None:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
+        req = urllib.request.Request(f"{base_url}/models", headers=headers)
+        with urllib.request.urlopen(req, timeout=2) as resp:
             return [m["id"] for m in json.load(resp)["data"]]
     except (urllib.error.URLError, OSError, ValueError, KeyError):
         return None
+
+
+def port_free(host: str, port: int) -> bool:
+    """Whether a TCP server could bind ``host:port`` now."""
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _log_tail(path: Path, lines: int = 30) -> str:
@@ -115,9 +132,13 @@ def serve_vllm(
         )
     if not (Path(model_dir) / "config.json").is_file():
         raise ModelNotFoundError(f"{model_dir} is not a Hugging Face model folder (no config.json)")
-    base_url = f"http://127.0.0.1:{port}/v1"
-    if _served(base_url) is not None:
+    host = str(cmd_kwargs.get("host", "127.0.0.1"))
+    api_key = cmd_kwargs.get("api_key")
+    base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/v1"
+    if _served(base_url, api_key) is not None:
         raise LLMError(f"port {port} is already serving an API; choose a free port")
+    if not port_free(host, port):
+        raise LLMError(f"port {port} on {host} is in use by another program; choose a free port")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     if cpu is None:
         cpu = shutil.which("nvidia-smi") is None
@@ -132,7 +153,7 @@ def serve_vllm(
                                 start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
-        while _served(base_url) is None:
+        while _served(base_url, api_key) is None:
             if proc.poll() is not None:
                 raise LLMError(
                     f"vLLM server exited with code {proc.returncode} before serving; log {log}:\n"
