@@ -11,8 +11,9 @@ this process), the same work on both sides, as the median of interleaved repeats
   one-statement program through the executor, against a typical program's run time (the expert
   demonstrations of several task types converted to programs, run through the executor) and
   against the same typical programs run by the sandbox in-process without isolation.
-- **Navigation workload**: a program shuttling a mug between table and counter, against the same
-  work done directly (walk only when the object is out of reach, as the API does, then act).
+- **Navigation workload**: a program shuttling a mug between table and counter through the
+  executor, against the same API calls made directly; the same primitives sent by hand (walk only
+  when the object is out of reach, as the API does, then act) as a second line.
 - **Replacing a killed worker**: the kill (traceback first) and a fresh worker's start-up.
 - **Security**: every program of ``tests/data/hostile_programs`` through the executor; counts by
   failure kind, the slowest return, the host's peak-memory growth, and a probe program run after
@@ -176,20 +177,37 @@ def shuttle_mug(world: World) -> str:
                 and world.objects[o.parent].object_type in ("CounterTop", "DiningTable"))
 
 
+def shuttle_program(world: World, rounds: int) -> str:
+    mug = world.objects[shuttle_mug(world)]
+    return SHUTTLE.replace("ROUNDS", str(rounds)).replace(
+        "OBJECT", f'"{mug.object_type}", object_instance="{mug.object_id}"')
+
+
 def bench_shuttle_program(world: World, rounds: int) -> tuple[float, int, int]:
     ex = Executor(Simulator(fresh(world)), limits(100 * rounds))
-    mug = ex.sim.world.objects[shuttle_mug(ex.sim.world)]
-    program = SHUTTLE.replace("ROUNDS", str(rounds)).replace(
-        "OBJECT", f'"{mug.object_type}", object_instance="{mug.object_id}"')
     start = time.perf_counter()
-    trace = ex.run(program)
+    trace = ex.run(shuttle_program(world, rounds))
     elapsed = time.perf_counter() - start
     assert trace.failure is None, trace.failure
     return elapsed, len(trace.calls), len(trace.primitive_actions)
 
 
-def bench_shuttle_direct(world: World, rounds: int) -> tuple[float, int]:
-    """The same work by hand: walk only when the object is out of reach (as the API does)."""
+def bench_shuttle_direct_api(world: World, rounds: int) -> float:
+    """The same API calls made directly in this process."""
+    ex = Executor(Simulator(fresh(world)), limits(100 * rounds))
+    api = ex.api_class
+    mug_id = shuttle_mug(ex.sim.world)
+    start = time.perf_counter()
+    mug = api(ex.sim.world.objects[mug_id].object_type, object_instance=mug_id)
+    table, counter = api("DiningTable"), api("CounterTop")
+    for _ in range(rounds):
+        mug.pickup_and_place(table)
+        mug.pickup_and_place(counter)
+    return time.perf_counter() - start
+
+
+def bench_shuttle_raw(world: World, rounds: int) -> float:
+    """The same primitives by hand: walk only when the object is out of reach (as the API does)."""
     sim = Simulator(fresh(world))
     mug = shuttle_mug(sim.world)
     dests = (sim.world.of_type("DiningTable")[0].object_id, sim.world.of_type("CounterTop")[0].object_id)
@@ -202,7 +220,7 @@ def bench_shuttle_direct(world: World, rounds: int) -> tuple[float, int]:
                     for move in path_to_object(sim.world, oid):
                         sim.step(move)
                 assert sim.step(action, target=oid).success
-    return time.perf_counter() - start, sim.steps
+    return time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------- workers and security
@@ -262,7 +280,8 @@ def main() -> None:
     world = ready_world()
     typical = typical_programs()
     t: dict[str, list[float]] = {k: [] for k in ("raw", "direct", "isolated", "fixed", "typical_isolated",
-                                                 "typical_in_process", "shuttle_program", "shuttle_direct")}
+                                                 "typical_in_process", "shuttle_program", "shuttle_direct",
+                                                 "shuttle_raw")}
     bench_isolated(world, "x = 1\n", 10)  # start the pool's first worker outside the timings
     shuttle_info = (0, 0)
     for _ in range(args.repeats):
@@ -275,7 +294,8 @@ def main() -> None:
         seconds, calls, prims = bench_shuttle_program(world, n // 200)
         t["shuttle_program"].append(seconds)
         shuttle_info = (calls, prims)
-        t["shuttle_direct"].append(bench_shuttle_direct(world, n // 200)[0])
+        t["shuttle_direct"].append(bench_shuttle_direct_api(world, n // 200))
+        t["shuttle_raw"].append(bench_shuttle_raw(world, n // 200))
     m = {k: median(v) for k, v in t.items()}
     per_call_isolated = (m["isolated"] - m["fixed"]) / n
     per_call_direct = m["direct"] / n
@@ -300,9 +320,11 @@ def main() -> None:
         },
         "navigation_workload": {
             "api_calls": shuttle_info[0], "primitive_actions": shuttle_info[1],
-            "program_seconds": round(m["shuttle_program"], 4),
-            "direct_seconds": round(m["shuttle_direct"], 4),
-            "ratio_isolated_program_vs_direct": round(m["shuttle_program"] / m["shuttle_direct"], 3),
+            "isolated_program_seconds": round(m["shuttle_program"], 4),
+            "direct_api_seconds": round(m["shuttle_direct"], 4),
+            "raw_simulator_seconds": round(m["shuttle_raw"], 4),
+            "ratio_isolated_program_vs_direct_api": round(m["shuttle_program"] / m["shuttle_direct"], 3),
+            "ratio_direct_api_vs_raw_simulator": round(m["shuttle_direct"] / m["shuttle_raw"], 3),
         },
         "worker_replacement": bench_replace(max(3, args.repeats // 3)),
         "security": security(args.corpus_timeout),

@@ -258,9 +258,21 @@ def test_hostile_corpus_is_refused_or_contained(kitchen: World) -> None:
 
 
 @pytest.mark.slow
-def test_hostile_corpus_under_the_default_limits(kitchen: World) -> None:
-    kinds = run_corpus(kitchen, CORPUS, timeout_s=SandboxLimits().timeout_s,
-                       grace_s=IsolationLimits().grace_s)
+def test_hostile_corpus_under_the_default_limits_from_a_thread(kitchen: World) -> None:
+    kinds: dict[str, str] = {}
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            kinds.update(run_corpus(kitchen, CORPUS, timeout_s=SandboxLimits().timeout_s,
+                                    grace_s=IsolationLimits().grace_s))
+        except BaseException as exc:  # reported in the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(900)
+    assert not errors, errors
     assert len(kinds) == len(CORPUS)
 
 

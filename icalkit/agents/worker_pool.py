@@ -179,7 +179,7 @@ class Worker:
             self.tx.send_bytes(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:
             return self._died(start, f"the sandbox worker could not take the program ({exc})", on_records)
-        wait = 0.0005
+        wait = 0.005  # a short program answers before the first look at the log: one wake-up
         while True:
             self._drain(on_records)
             remaining = end - time.monotonic()
@@ -203,7 +203,7 @@ class Worker:
                     return RunOutcome(None, "protocol", "the sandbox worker sent a malformed answer",
                                       None, time.monotonic() - start)
                 return RunOutcome(answer, seconds=time.monotonic() - start)
-            wait = min(wait * 2, 0.01)
+            wait = 0.02  # long programs: replay what the worker did so far, 50 times a second
 
     def _drain(self, on_records: Callable[[list[bytes]], None]) -> None:
         committed = HEADER_BYTES + int.from_bytes(self.log[:HEADER_BYTES], "little")
