@@ -136,6 +136,10 @@ def test_refused_and_unusable_programs_never_reach_a_worker(kitchen: World) -> N
             continue
         assert trace.failure is not None and trace.failure.kind == "refused", program
         assert reason in trace.failure.message, (reason, trace.failure.message)
+    for plan, reason in ((b"\x00 binary", "must be text"), (["Navigation mug", 3], "must be text"),
+                         ("Navigation mug\n" * 5000, "characters")):
+        trace = ex.run(plan, mode="flat")
+        assert trace.failure.kind == "refused" and reason in trace.failure.message
     assert pool.started == 1  # only the one runnable program needed a worker
     assert snapshot(ex.sim.world) == before
     pool.close()

@@ -238,8 +238,14 @@ class Executor:
     # ------------------------------------------------------------------ flat plans
 
     def _run_flat(self, plan: Any) -> tuple[str, Failure | None]:
-        if isinstance(plan, str) and len(plan) > self.limits.sandbox.max_source_chars:
-            return plan[:200], Failure("refused", f"the plan has {len(plan)} characters "
+        if not isinstance(plan, str) and not (isinstance(plan, (list, tuple))
+                                              and all(isinstance(p, str) for p in plan)):
+            return "", Failure("refused", f"a flat plan must be text or a list of steps, got "
+                                          f"{type(plan).__name__}")
+        size = len(plan) if isinstance(plan, str) else sum(map(len, plan))
+        if size > self.limits.sandbox.max_source_chars:
+            text = plan if isinstance(plan, str) else "\n".join(plan)
+            return text[:200], Failure("refused", f"the plan has {size} characters "
                                                   f"(max {self.limits.sandbox.max_source_chars})")
         try:
             steps = parse_flat_plan(plan)

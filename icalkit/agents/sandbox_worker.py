@@ -97,8 +97,9 @@ def apply_os_limits(memory_bytes: int, cpu_total_s: int, drop_privileges: bool =
         memory_bytes: address-space limit (``RLIMIT_AS``), soft and hard.
         cpu_total_s: hard CPU-time limit of the worker's whole life (per-program soft limits are
             set below it by :func:`set_program_cpu`).
-        drop_privileges: when running as root, change root into an empty directory and switch to
-            ``nobody`` (root ignores RLIMIT_NPROC); the process then sees no files at all.
+        drop_privileges: when running as root, change root into an empty directory, delete it
+            (nothing can be created in it) and switch to ``nobody`` (root ignores RLIMIT_NPROC);
+            the process then sees no files at all.
 
     Returns:
         What was applied, for the executor's records.
@@ -114,8 +115,11 @@ def apply_os_limits(memory_bytes: int, cpu_total_s: int, drop_privileges: bool =
     resource.setrlimit(resource.RLIMIT_CPU, (used + cpu_total_s, used + cpu_total_s))
     top = max(int(fd) for fd in os.listdir("/proc/self/fd")) + SPARE_FDS
     if jail is not None:
+        parent = os.open(os.path.dirname(jail), os.O_RDONLY | os.O_DIRECTORY)
         os.chroot(jail)
         os.chdir("/")
+        os.rmdir(os.path.basename(jail), dir_fd=parent)  # the root is now a deleted, empty directory
+        os.close(parent)
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)

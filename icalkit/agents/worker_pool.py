@@ -22,7 +22,6 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -113,6 +112,8 @@ class Worker:
         self.ready = False
         self.info: dict = {}
         self.started = time.monotonic()
+        if not hasattr(os, "memfd_create"):
+            raise WorkerError("sandbox workers need Linux (os.memfd_create, /proc, setrlimit)")
         size = limits.log_mb * 2**20
         self._log_fd = os.memfd_create("icalkit-action-log")
         os.ftruncate(self._log_fd, size)
@@ -292,12 +293,6 @@ class Worker:
             except OSError:
                 pass
         self._log_fd = self._fault_r = -1
-        jail = self.info.get("jail")
-        if isinstance(jail, str) and jail.startswith(tempfile.gettempdir()) and not self.alive():
-            try:
-                os.rmdir(jail)  # the worker's empty root directory
-            except OSError:
-                pass
 
 
 class WorkerPool:
