@@ -165,11 +165,19 @@ def test_a_killed_worker_leaves_the_world_at_its_completed_primitives(kitchen: W
     pool.close()
 
 
-def test_cpu_limit_stops_a_long_c_call_and_names_its_line(kitchen: World) -> None:
-    ex = Executor(Simulator(copy.deepcopy(kitchen)), limits(timeout_s=60.0, cpu_s=1.0))
-    trace = ex.run(C_CALL)
-    assert trace.failure.kind == "limit" and trace.failure.line == 3
-    assert "CPU-time limit" in trace.failure.message or "wall-clock" in trace.failure.message
+def test_cpu_limit_kills_mid_stream_and_nothing_completed_is_lost(kitchen: World) -> None:
+    """SIGXCPU can land anywhere, even inside an API call: the world is what the trace says."""
+    lim = limits(timeout_s=120.0, cpu_s=1.0)
+    lim.sandbox.max_loop_iterations = 10**9
+    lim.api.max_steps = 10**8
+    ex = Executor(Simulator(copy.deepcopy(kitchen)), lim)
+    start = copy.deepcopy(ex.sim.world)
+    trace = ex.run("t = InteractionObject('Toaster')\nwhile True:\n    t.toggle_on()\n    t.toggle_off()\n")
+    assert trace.failure.kind == "limit" and "CPU-time limit" in trace.failure.message
+    assert trace.failure.line in (3, 4)
+    assert len(trace.calls) > 10 and trace.steps == ex.sim.steps == len(trace.primitive_actions)
+    assert snapshot(ex.sim.world) == replayed(start, trace.primitive_actions)
+    assert ex.run(PROBE).failure is None
 
 
 def test_memory_limit_ends_a_huge_implicit_string(kitchen: World) -> None:
