@@ -113,7 +113,8 @@ class HouseholdEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        """Generate the task's scene and apply its initial state (``options={"task": Task}``)."""
+        """Start the task's episode (``options={"task": Task}``; default: the sampler or free play)
+        from a copy of its start world: its scene with the initial state applied (:func:`start_world`)."""
         super().reset(seed=seed)
         task = (options or {}).get("task")
         if task is None:
