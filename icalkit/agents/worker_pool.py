@@ -184,12 +184,7 @@ class Worker:
         while True:
             self._drain(on_records)
             remaining = end - time.monotonic()
-            if remaining <= 0:
-                line = self.kill(traceback=True)
-                self._drain(on_records)
-                return RunOutcome(None, "deadline", f"wall-clock limit of {deadline_s:g} s exceeded "
-                                  "(the worker was stopped)", line, time.monotonic() - start)
-            if self.rx.poll(min(remaining, wait)):
+            if self.rx.poll(max(0.0, min(remaining, wait))):  # an answer counts even if late
                 try:
                     data = self.rx.recv_bytes(MAX_ANSWER_BYTES)
                 except (EOFError, OSError):
@@ -204,6 +199,11 @@ class Worker:
                     return RunOutcome(None, "protocol", "the sandbox worker sent a malformed answer",
                                       None, time.monotonic() - start)
                 return RunOutcome(answer, seconds=time.monotonic() - start)
+            if remaining <= 0:
+                line = self.kill(traceback=True)
+                self._drain(on_records)
+                return RunOutcome(None, "deadline", f"wall-clock limit of {deadline_s:g} s exceeded "
+                                  "(the worker was stopped)", line, time.monotonic() - start)
             wait = 0.02  # long programs: replay what the worker did so far, 50 times a second
 
     def _drain(self, on_records: Callable[[list[bytes]], None]) -> None:
