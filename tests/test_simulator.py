@@ -80,6 +80,26 @@ def test_scene_is_deterministic_and_seeds_differ():
     assert a.metadata() != c.metadata()
 
 
+# sha256 (16 hex) of (size, occupancy, start pose, metadata) of generated scenes; computed before
+# scene generation moved from a Python BFS to array labelling, so a change of any scene shows here
+SCENE_HASHES = {"kitchen/train/5": "e58c62a916b7bff0", "kitchen/valid_unseen/7": "ad8797bc3c74ff3a",
+                "living_room/train/5": "1f1aa600d6feaf6a", "living_room/valid_unseen/7": "2a6c96d62c5db130",
+                "bedroom/train/5": "339cf625b0dd0929", "bedroom/valid_unseen/7": "fb464a8c19f8183c",
+                "bathroom/train/5": "fab334cf47f0b918", "bathroom/valid_unseen/7": "d0ffb0792436eef5"}
+
+
+def test_generated_scenes_match_saved_hashes():
+    import hashlib
+    import json
+
+    for key, expected in SCENE_HASHES.items():
+        room, split, seed = key.split("/")
+        w = generate_scene(int(seed), split, room)
+        blob = json.dumps([w.n_i, w.n_j, w.blocked.tolist(), [w.agent.i, w.agent.j, w.agent.yaw], w.metadata()],
+                          sort_keys=True)
+        assert hashlib.sha256(blob.encode()).hexdigest()[:16] == expected, key
+
+
 def test_splits_share_or_separate_layouts():
     assert split_seed("train", 45) == (5, 2)
     assert split_seed("valid_seen", 45) == (5, 3)

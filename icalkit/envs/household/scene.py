@@ -19,6 +19,7 @@ import random
 from collections import deque
 
 import numpy as np
+from scipy import ndimage
 
 from icalkit.envs.household.catalog import OBJECT_TYPES, ROOMS
 from icalkit.envs.household.receptacles import APPLIANCES, CLOSED_BLOCKS, can_hold, move_into
@@ -182,8 +183,8 @@ def _add_furniture(world: World, rng: random.Random, t: str, island: bool) -> Si
         for c in cells:
             world.blocked[c] = True
         obj = _furniture_object(t, facing, cells)
-        comp = _connected(world)
-        if comp is not None and _near_cells(world, obj, comp):
+        free = _connected(world)
+        if free is not None and _near_free(world, obj, free):
             obj.object_id = world.new_id(t)
             world.objects[obj.object_id] = obj
             return obj
@@ -221,16 +222,29 @@ def free_component(world: World, start: tuple[int, int]) -> set[tuple[int, int]]
     return seen
 
 
-def _connected(world: World) -> set[tuple[int, int]] | None:
-    """The free cells if they form one component and every piece is still reachable, else None."""
-    free = np.argwhere(~world.blocked)
-    if len(free) == 0:
+def _connected(world: World) -> np.ndarray | None:
+    """The free-cell mask if the free cells form one 4-connected component and every piece is
+    still reachable, else None (called for every furniture attempt: labelling in C, not a BFS)."""
+    free = ~world.blocked
+    if ndimage.label(free)[1] != 1:  # no free cell, or more than one component
         return None
-    comp = free_component(world, tuple(int(v) for v in free[0]))
-    if len(comp) != len(free):
-        return None
-    ok = all(_near_cells(world, o, comp) for o in world.objects.values() if o.cells)
-    return comp if ok else None
+    ok = all(_near_free(world, o, free) for o in world.objects.values() if o.cells)
+    return free if ok else None
+
+
+def _near_free(world: World, obj: SimObject, free: np.ndarray) -> bool:
+    """Whether a cell of the mask ``free`` is within interaction distance of ``obj``: the test of
+    :func:`_near_cells` (same window, same arithmetic) on an array."""
+    x, _, z = obj.position
+    ci, cj = int(x / GRID), int(z / GRID)
+    r = int(INTERACT_DISTANCE / GRID) + 1
+    i0, i1 = max(ci - r, 0), min(ci + r + 1, world.n_i)
+    j0, j1 = max(cj - r, 0), min(cj + r + 1, world.n_j)
+    if i0 >= i1 or j0 >= j1:
+        return False
+    di = ((np.arange(i0, i1) + 0.5) * GRID - x) ** 2
+    dj = ((np.arange(j0, j1) + 0.5) * GRID - z) ** 2
+    return bool((free[i0:i1, j0:j1] & (di[:, None] + dj[None, :] <= 1.4**2)).any())
 
 
 def _near_cells(world: World, obj: SimObject, cells: set[tuple[int, int]]) -> list[tuple[int, int]]:
