@@ -28,6 +28,7 @@ COMMANDS = {
     "eval": "evaluate methods on benchmark splits: ICAL's Table 1, per-type table, learning curve",
     "report": "put evaluation runs side by side",
     "prag": "P-RAG rounds: progressive retrieval-augmented planning",
+    "train-retriever": "fine-tune the example retriever's embedder on simulator-generated pairs",
     "finetune": "fine-tune the planner's LLM on demonstrations (LoRA or full)",
     "serve": "serve a base model + LoRA adapters or a fine-tuned model with vLLM (OpenAI API)",
 }
@@ -36,7 +37,7 @@ COMMANDS = {
 def _command_module(name: str):
     if name not in COMMANDS:
         raise SystemExit(f"icalkit: unknown command {name!r}; available: {', '.join(COMMANDS)}")
-    return importlib.import_module(f"icalkit.commands.{name}")
+    return importlib.import_module(f"icalkit.commands.{name.replace('-', '_')}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = _parser().parse_intermixed_args(argv)
     module = _command_module(args.command)
-    config_path = args.config if args.config is not None else shipped_config(args.command)
+    config_path = args.config if args.config is not None else shipped_config(args.command.replace("-", "_"))
     overrides = list(args.overrides)
     positional = getattr(module, "POSITIONAL", None)
     if positional:  # bare arguments fill the command's list key, e.g. `icalkit report RUN_DIR...`

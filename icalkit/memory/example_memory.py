@@ -208,7 +208,7 @@ class ExampleMemory:
 
     def close(self) -> None:
         """Save the index if records were added since the last save (``persist_index``), close the store."""
-        if self.persist_index and self._dirty:
+        if self.persist_index and (self._dirty or self.store.max_id() > self._last_id):
             self.save_index()
         self.store.close()
 

@@ -153,8 +153,9 @@ STEPS: dict[str, tuple[str, ...]] = {
     "Put All X On Y": ("find the {xs}", "put each {x} {prep} the {y}"),
     "Put All X In One Y": ("pick one {y}", "put every {x} {prep} that {y}"),
     "Salad": ("slice the vegetables with a knife", "make sure the plate is clean", "put {items} on the plate"),
-    "Sandwich": ("slice the bread", "toast two slices", "slice the fillings", "put everything on a clean plate"),
-    "Breakfast": ("let's start with {first}", "then {second}", "put everything on the {serve}"),
+    "Sandwich": ("we're making a sandwich, so slice the bread first", "toast two slices",
+                 "now slice the fillings: {items}", "put the toast and {items} together on a clean plate"),
+    "Breakfast": ("let's make breakfast, start with {first}", "then {second}", "put everything on the {serve}"),
     "pick_and_place": ("pick up a {x}", "put it {prep} the {y}"),
     "pick_two_and_place": ("grab one {x}", "put it {prep} the {y}", "then do the same with another {x}"),
     "look_at_obj_in_light": ("pick up the {x}", "turn on the {lamp}"),
@@ -163,3 +164,40 @@ STEPS: dict[str, tuple[str, ...]] = {
     "pick_cool_then_place": ("take the {x}", "put it in the fridge for a bit", "then put it {prep} the {y}"),
     "pick_and_place_with_movable_recep": ("put the {x} in a {m}", "carry the {m} to the {y}"),
 }
+
+# ---------------------------------------------------------------- wider, human-like dialogues
+# (instructions.human_dialogue): the goal said indirectly, without the task's keyword
+INDIRECT_GOALS: dict[str, tuple[str, ...]] = {
+    "Coffee": ("I can barely keep my eyes open, get the coffee maker going with a clean mug",
+               "need a pick-me-up from the machine, clean mug please", "my mug is empty and the brewer is right there",
+               "something warm from the coffee maker would be great, in a washed mug"),
+    "Water Plant": ("the {x} is wilting", "the soil of the {x} is totally dry", "my {x} hasn't had a drink in days",
+                    "the greenery could use a splash from the sink"),
+    "Boil X": ("I'd like a {x} done in hot water on the stove", "get a pot of water going on the burner with a {x} in it",
+               "{x} in a pot of water on the burner please", "I'm craving a {x} cooked in bubbling water"),
+    "Plate Of Toast": ("brown a piece of bread in the toaster and plate it", "something crispy from the toaster, on a dish",
+                       "a warm crunchy bread slice on a clean dish would be nice"),
+    "Clean All X": ("none of the {xs} are clean", "every {x} in here is grimy, scrub them all",
+                    "we ran out of clean {xs}, sort every one of them out at the sink"),
+    "N Slices Of X In Y": ("cut {n} piece(s) off the {x}, raw, into a clean {y}", "I just want {n} fresh bit(s) of {x} in a {y}",
+                           "chop the {x}, {n} piece(s) go {prep} a clean {y}"),
+    "N Cooked Slices Of X In Y": ("{n} hot piece(s) of {x} {prep} a clean {y}", "cut the {x} and heat {n} piece(s), then into a {y}",
+                                  "warm {x} slice(s), {n} of them, {prep} a clean {y}"),
+    "Put All X On Y": ("every {x} belongs {prep} the {y}", "round up the {xs}, they all go {prep} the {y}",
+                       "tidy the {xs} onto the {y}, all of them"),
+    "Put All X In One Y": ("keep the {xs} together in one {y}", "every {x} into the same {y}, don't spread them out",
+                           "one {y} for all of the {xs}"),
+    "Salad": ("something fresh on a plate: {items}", "chop {items} and arrange it on a clean plate",
+              "a light veggie plate with {items}"),
+    "Sandwich": ("two toasted slices of bread with {items} in between", "toast two pieces of bread and stack {items} on them",
+                 "a toasted lunch thing with {items} inside, on a clean plate"),
+    "Breakfast": ("morning food please: {items}, on the {serve}", "set up my morning meal on the {serve}: {items}",
+                  "{items} on the {serve} to start the day"),
+}
+# the Driver saying what it is doing, around a step of STEPS
+NARRATION = ("ok, going to {step}", "I'll {step} now", "{step} - done", "now: {step}", "doing it: {step}",
+             "alright, {step}... finished")
+CORRECTIONS = ("sorry, not the {wrong}, the {right}", "wait, I meant the {right}, not the {wrong}",
+               "*{right}, not {wrong}", "oops, the {right}!")
+SLANG = {"you": "u", "please": "pls", "thanks": "thx", "okay": "k", "are": "r", "going to": "gonna",
+         "want to": "wanna", "with": "w/", "because": "cuz", "your": "ur", "right now": "rn"}

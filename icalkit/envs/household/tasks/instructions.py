@@ -5,6 +5,10 @@ the scene's objects are given: "the knife is in the drawer"), chit-chat, and thr
 styles: the whole goal at once, the goal given step by step, and the goal followed by questions
 about where things are. Everything is drawn from one ``random.Random`` so output is
 deterministic given the seed.
+
+``style="human"`` (:func:`human_dialogue`) writes wider, human-like dialogues: the goal said
+indirectly without the task's keyword, corrections, the Driver narrating progress, slang and
+typos. The retriever trainer uses them; the default task generation does not.
 """
 
 from __future__ import annotations
@@ -193,8 +197,79 @@ def dialogue(task_type: str, params: Mapping[str, str], rng: random.Random,
     return [(speaker, _humanize(text, rng)) for speaker, text in turns]
 
 
+DIALOGUE_STYLES = ("template", "human")
+
+
+def _typos(text: str, rng: random.Random, rate: float) -> str:
+    """Swap, drop or double a letter in some longer words."""
+    words = text.split(" ")
+    for i, w in enumerate(words):
+        if len(w) > 3 and w.isalpha() and rng.random() < rate:
+            k = rng.randrange(1, len(w) - 1)
+            op = rng.randrange(3)
+            words[i] = (w[:k] + w[k + 1] + w[k] + w[k + 2:] if op == 0 else
+                        w[:k] + w[k + 1:] if op == 1 else w[:k] + w[k] + w[k:])
+    return " ".join(words)
+
+
+def _slang(text: str, rng: random.Random, rate: float) -> str:
+    for word, short in T.SLANG.items():
+        if rng.random() < rate:
+            text = re.sub(rf"\b{word}\b", short, text, flags=re.IGNORECASE)
+    return text
+
+
+def _casual(text: str, rng: random.Random, typo_rate: float) -> str:
+    text = _typos(_slang(text, rng, 0.4), rng, typo_rate)
+    return text.lower() if rng.random() < 0.5 else text
+
+
+def _correction(task_type: str, params: Mapping[str, str], rng: random.Random) -> str | None:
+    """A Commander turn fixing a (pretended) slip about the main object."""
+    x = params.get("X") or params.get("Y")
+    if not x:
+        return None
+    others = [t for t in ("Mug", "Apple", "Plate", "Bowl", "Book", "Cup", "Pan", "Tomato") if t != x]
+    return rng.choice(T.CORRECTIONS).format(wrong=object_name(rng.choice(others), rng), right=object_name(x, rng))
+
+
+def human_dialogue(task_type: str, params: Mapping[str, str], rng: random.Random,
+                   objects: Sequence[dict] | None = None, typo_rate: float = 0.06) -> Dialogue:
+    """A human-like Commander/Driver dialogue: indirect goal, corrections, narration, slang, typos."""
+    f = fields(task_type, params, rng, objects)
+    turns: Dialogue = []
+    if rng.random() < 0.6:
+        turns.append(("Driver", rng.choice(T.DRIVER_OPENERS)))
+    indirect = T.INDIRECT_GOALS.get(task_type)
+    bank = indirect if indirect and rng.random() < 0.6 else T.GOALS[task_type]
+    turns.append(("Commander", rng.choice(("", "", "hey, ", "so ", "ok so ")) + _fill(rng.choice(bank), f)))
+    if rng.random() < 0.25 and (fix := _correction(task_type, params, rng)):
+        turns.append(("Commander", fix))
+    steps = [_fill(step, f) for step in T.STEPS[task_type]]
+    for k, step in enumerate(steps):
+        r = rng.random()
+        if r < 0.35:
+            turns.append(("Driver", rng.choice(T.NARRATION).format(step=step)))
+        elif r < 0.55:
+            turns.append(("Commander", step))
+            turns.append(("Driver", rng.choice(T.DRIVER_ACKS)))
+        if k == 0 and rng.random() < 0.3:
+            turns += _location_turns(task_type, params, rng, objects, ask=True)
+    if rng.random() < 0.5:
+        turns.append(("Driver", rng.choice(T.DRIVER_FINAL)))
+    return [(speaker, _casual(_articles(text.strip()), rng, typo_rate)) for speaker, text in turns]
+
+
 def write_instructions(task_type: str, params: Mapping[str, str], seed: str | int,
-                       objects: Sequence[dict] | None = None) -> tuple[str, Dialogue]:
-    """Goal sentence and dialogue for one instance, deterministic in ``seed``."""
+                       objects: Sequence[dict] | None = None, style: str = "template") -> tuple[str, Dialogue]:
+    """Goal sentence and dialogue for one instance, deterministic in ``seed``.
+
+    ``style``: "template" (the task generator's dialogues) or "human" (:func:`human_dialogue`).
+    """
+    if style not in DIALOGUE_STYLES:
+        raise ValueError(f"unknown dialogue style {style!r}; available: {list(DIALOGUE_STYLES)}")
     rng = random.Random(f"instructions/{seed}")
-    return goal_sentence(task_type, params, rng), dialogue(task_type, params, rng, objects)
+    goal = goal_sentence(task_type, params, rng)
+    if style == "human":
+        return goal, human_dialogue(task_type, params, rng, objects)
+    return goal, dialogue(task_type, params, rng, objects)
