@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icalkit.config import refuse_keys
 from icalkit.envs.config import EnvConfig
 from icalkit.eval.splits import SplitConfig
 from icalkit.memory.config import MemoryConfig
@@ -57,6 +58,8 @@ class Config:
             raise ValueError("no methods to evaluate: set methods or curve_method")
         if self.workers < 0 or self.torch_threads < 0 or any(n < 0 for n in self.curve_sizes):
             raise ValueError("workers, torch_threads and curve_sizes must be >= 0")
+        refuse_keys(self.llm, "llm", {"threads": "torch_threads"})
+        refuse_keys(self.memory.text_embedder, "memory.text_embedder", {"num_threads": "torch_threads"})
 
 
 def git_commit() -> str:

@@ -6,6 +6,7 @@ Used in the parent process (``workers=0``: episodes one after another) and in wo
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from icalkit.agents.api.runtime import ApiConfig
@@ -40,7 +41,7 @@ def build_planner(method: MethodConfig, llm: LLM | None, memory_cfg: MemoryConfi
     """The deployment agent of ``method`` (its memory opened, cut to ``memory_limit`` examples)."""
     memory = None
     if method.planner.mode != "zero_shot":
-        cfg = MemoryConfig(**{**vars(memory_cfg), "path": method.memory})
+        cfg = dataclasses.replace(memory_cfg, path=method.memory)
         memory = build_memory(cfg)
         if method.memory_limit is not None:
             memory = TruncatedMemory(memory, method.memory_limit)
