@@ -31,6 +31,8 @@ COMMANDS = {
     "train-retriever": "fine-tune the example retriever's embedder on simulator-generated pairs",
     "finetune": "fine-tune the planner's LLM on demonstrations (LoRA or full)",
     "serve": "serve a base model + LoRA adapters or a fine-tuned model with vLLM (OpenAI API)",
+    "train-idm": "train the inverse dynamics model (DETR-style) that labels action-free videos",
+    "label": "label visual demonstrations with a trained IDM into noisy programs for ICAL",
 }
 
 
