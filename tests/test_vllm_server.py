@@ -30,24 +30,33 @@ pytestmark = [
 ]
 
 
+PAIRS = [("Make coffee in a clean mug.", 'mug = InteractionObject("Mug")\nmug.pickup_and_place(InteractionObject("CoffeeMachine"))'),
+         ("Water the plant.", 'cup = InteractionObject("Cup")\ncup.pickup()\ncup.pour(InteractionObject("HousePlant"))'),
+         ("Put the apple in the fridge.", 'fridge = InteractionObject("Fridge")\nfridge.open()\nInteractionObject("Apple").pickup_and_place(fridge)'),
+         ("Slice the bread.", 'InteractionObject("Knife").pickup()\nInteractionObject("Bread").slice()')]
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> tuple[Path, list[dict]]:
-    """A LoRA adapter trained for a few steps on a handful of real planner pairs (`icalkit finetune`'s
-    code path), and one of its training prompts."""
-    from icalkit.data_gen.finetune_data import PairConfig, build_pairs
-    from icalkit.training.finetune import TrainConfig, load_pairs, train
+    """A LoRA adapter trained for a few steps on a handful of short pairs by `icalkit finetune`'s
+    training code (short, so that the test stays minutes on a busy 2-core machine), and a prompt."""
+    from datasets import Dataset, DatasetDict
+
+    from icalkit.training.finetune import TrainConfig, train
 
     work = tmp_path_factory.mktemp("finetune")
-    build_pairs(PairConfig(task_types=["Coffee", "Clean All X"], n_per_type=2, revisions_per_task=0,
-                           valid_fraction=0.0), work / "data", progress=False)
-    cfg = TrainConfig(method="lora", lora_r=8, learning_rate=2e-3, max_steps=4, micro_batch=1, grad_accum=1,
-                      precision="fp32", threads=2, device="cpu", warmup_ratio=0.0, save_steps=100)
-    summary = train(cfg, work / "data" / "dataset", work / "run")
+    system = {"role": "system", "content": "You are a household robot. Answer with a program."}
+    rows = [{"prompt": [system, {"role": "user", "content": q}], "completion": f"Program:\n```python\n{a}\n```"}
+            for q, a in PAIRS]
+    DatasetDict({"train": Dataset.from_list(rows)}).save_to_disk(str(work / "dataset"))
+    cfg = TrainConfig(method="lora", lora_r=8, learning_rate=3e-3, max_steps=6, micro_batch=2, grad_accum=1,
+                      precision="fp32", threads=1, device="cpu", warmup_ratio=0.0, save_steps=100)
+    summary = train(cfg, work / "dataset", work / "run")
     assert summary["finished"] and summary["train_loss"] > 0
-    prompt = load_pairs(work / "data" / "dataset")["train"][0]["prompt"]
-    return Path(summary["saved"]), prompt
+    return Path(summary["saved"]), [system, {"role": "user", "content": "Make coffee, please."}]
 
 
+@pytest.mark.timeout(1800)
 def test_served_adapter_is_the_trained_one_and_the_server_stops(trained, tmp_path):
     """Base and trained adapter from one real server: the adapter's greedy answer equals peft +
     transformers' and differs from the base model's (an ignored adapter would fail this)."""

@@ -1,0 +1,150 @@
+"""Fine-tuning and serving figures of the planner's model (SmolLM2-135M-Instruct) on this machine.
+
+Phases (each merges its figures into benchmarks/results/finetune.json, keeping the others):
+
+- ``train``: the same ``icalkit finetune`` command (the user's level) on the same pairs for the
+  same number of optimizer steps, once per variant, each in its own process (clean peak RSS):
+  full fp32, full bf16 autocast, full bf16 + packing, LoRA r=16 bf16, and full bf16 under
+  ``accelerate launch --config_file accelerate_config.yaml``. Tokens/s counts trained tokens
+  (padding excluded), over the whole ``trainer.train`` call; ratios are against full fp32 of
+  the same run. Variants run interleaved ``--repeats`` times (best kept), so that load from
+  other processes touches all of them alike; the 1-minute load average is recorded.
+- ``serve``: a real vLLM OpenAI-compatible server (``icalkit.inference.serve``, .venv-vllm)
+  with the base model and a LoRA adapter; ``--requests`` greedy chat completions sent one at a
+  time vs 8 at once, tokens/s and the ratio, for base and adapter.
+
+Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
+       python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora/adapter
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "finetune.json"
+WORK = ROOT / "runs" / "bench_finetune"
+VARIANTS = {
+    "full_fp32": ["train.method=full", "train.precision=fp32", "train.packing=false"],
+    "full_bf16": ["train.method=full", "train.precision=bf16", "train.packing=false"],
+    "full_bf16_packing": ["train.method=full", "train.precision=bf16", "train.packing=true"],
+    "lora16_bf16": ["train.method=lora", "train.lora_r=16", "train.precision=bf16", "train.packing=false"],
+    "full_bf16_accelerate": ["train.method=full", "train.precision=bf16", "train.packing=false"],
+}
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def merge(figures: dict) -> dict:
+    """Merge ``figures`` into the results file and return the whole record."""
+    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"benchmark": "finetune"}
+    data.update(figures)
+    data["platform"], data["cpu_count"] = platform.platform(), os.cpu_count()
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+    return data
+
+
+def build_data(n_per_type: int) -> Path:
+    """A small pairs dataset shared by every variant (built once)."""
+    out = WORK / "data"
+    if not (out / "dataset").is_dir():
+        from icalkit.data_gen.finetune_data import PairConfig, build_pairs
+
+        build_pairs(PairConfig(task_types=["Coffee", "Boil X", "Clean All X", "Water Plant"], n_per_type=n_per_type,
+                               revisions_per_task=0, valid_fraction=0.0), out)
+    return out / "dataset"
+
+
+def train_variant(name: str, dataset: Path, steps: int, micro_batch: int, threads: int) -> dict:
+    """Run one variant through the CLI; its train_summary.json."""
+    out = WORK / name
+    args = [f"dataset={dataset}", f"out_dir={out}", f"train.max_steps={steps}", f"train.micro_batch={micro_batch}",
+            "train.grad_accum=1", "train.save_steps=100000", "train.resume=false", "train.time_budget_s=0",
+            f"train.threads={threads}", "train.device=cpu", "data.valid_fraction=0", *VARIANTS[name]]
+    if name.endswith("_accelerate"):
+        cmd = [str(ROOT / ".venv" / "bin" / "accelerate"), "launch", "--config_file", str(ROOT / "accelerate_config.yaml"),
+               "-m", "icalkit.cli", "finetune", *args]
+    else:
+        cmd = [sys.executable, "-m", "icalkit.cli", "finetune", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    return json.loads((out / "train_summary.json").read_text())
+
+
+def phase_train(args: argparse.Namespace) -> dict:
+    dataset = build_data(args.n_per_type)
+    best: dict[str, dict] = {}
+    loads = []
+    for _ in range(args.repeats):
+        for name in args.variants:
+            loads.append(os.getloadavg()[0])
+            s = train_variant(name, dataset, args.steps, args.micro_batch, args.threads)
+            print(f"{name}: {s['train_tokens_per_s']} tokens/s, peak RSS {s['peak_rss_gb']} GB, loss {s['train_loss']:.3f}")
+            if name not in best or s["train_tokens_per_s"] > best[name]["train_tokens_per_s"]:
+                best[name] = s
+    base = best.get("full_fp32", next(iter(best.values())))["train_tokens_per_s"]
+    rows = {n: {"train_tokens_per_s": s["train_tokens_per_s"], "ratio_vs_full_fp32": round(s["train_tokens_per_s"] / base, 2),
+                "peak_rss_gb": s["peak_rss_gb"], "tokens": s["tokens_seen"], "wall_s": s["wall_s"],
+                "train_loss": round(s["train_loss"], 4)} for n, s in best.items()}
+    headline = rows.get("full_bf16", next(iter(rows.values())))
+    return {"training": {"model": "SmolLM2-135M-Instruct", "steps": args.steps, "micro_batch": args.micro_batch,
+                         "threads": args.threads, "repeats": args.repeats, "load_average_1m": loads,
+                         "command": "icalkit finetune (see VARIANTS in the benchmark)", "variants": rows},
+            "train_tokens_per_s": headline["train_tokens_per_s"], "peak_rss_gb": max(r["peak_rss_gb"] for r in rows.values())}
+
+
+def phase_serve(args: argparse.Namespace) -> dict:
+    from icalkit.inference.serve import ServeConfig, serving
+    from icalkit.models.llm.openai_backend import OpenAILLM
+
+    prompts = [f"Write a numbered plan for a household robot: put the {o} in the sink."
+               for o in ["apple", "mug", "bread", "tomato", "potato", "plate", "knife", "lettuce"]]
+    prompts = (prompts * (args.requests // len(prompts) + 1))[: args.requests]
+    cfg = ServeConfig(adapters={"tuned": args.adapter}, max_lora_rank=16, timeout_s=600)
+    out: dict = {}
+    with serving(cfg) as url:
+        for model in ("smollm2", "tuned"):
+            figures = {}
+            for conc in (1, 8):
+                llm = OpenAILLM(model, base_url=url, concurrency=conc)
+                llm.generate(prompts[:2], max_new_tokens=8)  # warm-up
+                start = time.perf_counter()
+                gens = llm.generate(prompts, max_new_tokens=args.new_tokens)
+                wall = time.perf_counter() - start
+                tokens = sum(g.completion_tokens for g in gens)
+                figures[f"concurrency_{conc}"] = {"tokens": tokens, "seconds": round(wall, 2),
+                                                  "tokens_per_s": round(tokens / wall, 1)}
+            figures["ratio_8_vs_1"] = round(figures["concurrency_8"]["tokens_per_s"]
+                                            / figures["concurrency_1"]["tokens_per_s"], 2)
+            out["base" if model == "smollm2" else "adapter"] = figures
+            print(model, figures)
+    return {"serving": {"server": "vLLM CPU (.venv-vllm), eager", "requests": args.requests,
+                        "max_new_tokens": args.new_tokens, "load_average_1m": os.getloadavg()[0], **out}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("phase", choices=["train", "serve"])
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--micro-batch", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--n-per-type", type=int, default=3)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--adapter", default=str(WORK / "lora16_bf16" / "adapter"))
+    parser.add_argument("--requests", type=int, default=16)
+    parser.add_argument("--new-tokens", type=int, default=64)
+    args = parser.parse_args()
+    figures = phase_train(args) if args.phase == "train" else phase_serve(args)
+    print(json.dumps(merge(figures), indent=2))
+
+
+if __name__ == "__main__":
+    main()
