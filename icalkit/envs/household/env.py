@@ -22,6 +22,7 @@ entries have no fixed size, so async envs pass observations by pipe; "sync" need
 from __future__ import annotations
 
 import string
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -48,6 +49,7 @@ FRAME_CACHE = 128  # frames kept per env, by (object state, pose); 14 MiB at 128
 TEXT_CACHE = 8192  # (text state, scene graph) pairs kept per env, by (object state, pose)
 GOAL_CACHE = 1024  # goal-checker results kept per env, by (task, object state)
 _WORLDS: OrderedDict[str, World] = OrderedDict()
+_WORLDS_LOCK = threading.Lock()
 
 
 def free_play_task(scene_seed: int, room_type: str = "kitchen") -> Task:
@@ -269,13 +271,16 @@ def start_world(task: Task, key: str | None = None) -> World:
     """A fresh copy of ``build_world(task)``; built worlds are kept (LRU, :data:`WORLD_CACHE`) under
     ``key`` (default ``repr(task)``: every field of the task)."""
     key = repr(task) if key is None else key
-    world = _WORLDS.get(key)
-    if world is None:
-        world = _WORLDS[key] = build_world(task)
-        if len(_WORLDS) > WORLD_CACHE:
-            _WORLDS.popitem(last=False)
-    else:
-        _WORLDS.move_to_end(key)
+    with _WORLDS_LOCK:
+        world = _WORLDS.get(key)
+        if world is not None:
+            _WORLDS.move_to_end(key)
+    if world is None:  # built outside the lock; two threads may both build it, both get equal worlds
+        world = build_world(task)
+        with _WORLDS_LOCK:
+            _WORLDS[key] = world
+            if len(_WORLDS) > WORLD_CACHE:
+                _WORLDS.popitem(last=False)
     return world.copy()
 
 

@@ -8,25 +8,28 @@ cells, interaction poses) and visibility (furniture per cell, line-of-sight answ
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from icalkit.envs.household.state import World
 
 MAX_LAYOUTS = 64
 _TABLES: dict[int, tuple[object, dict[str, dict]]] = {}
+_LOCK = threading.Lock()
 
 
 def layout_table(world: World, name: str, max_entries: int = 100_000) -> dict[Any, Any]:
     """The memo dict called ``name`` for ``world``'s layout (emptied when it exceeds ``max_entries``)."""
     key = id(world.blocked)
-    entry = _TABLES.get(key)
-    if entry is None or entry[0] is not world.blocked:  # the id of a freed grid was reused
-        _TABLES.pop(key, None)
-        if len(_TABLES) >= MAX_LAYOUTS:
-            del _TABLES[next(iter(_TABLES))]  # the least recently used layout
-        entry = _TABLES[key] = (world.blocked, {})
-    elif next(reversed(_TABLES)) != key:
-        _TABLES[key] = _TABLES.pop(key)  # most recently used last
+    with _LOCK:  # envs may run in threads; the LRU bookkeeping must not interleave
+        entry = _TABLES.get(key)
+        if entry is None or entry[0] is not world.blocked:  # the id of a freed grid was reused
+            _TABLES.pop(key, None)
+            if len(_TABLES) >= MAX_LAYOUTS:
+                del _TABLES[next(iter(_TABLES))]  # the least recently used layout
+            entry = _TABLES[key] = (world.blocked, {})
+        elif next(reversed(_TABLES)) != key:
+            _TABLES[key] = _TABLES.pop(key)  # most recently used last
     table = entry[1].setdefault(name, {})
     if len(table) > max_entries:
         table.clear()
