@@ -19,20 +19,22 @@ class Backbone(nn.Module):
         stage: feature stage (1..4) whose map is returned.
         channels: stage widths (timm ResNets only), None = the model's own.
         pretrained_path: local weights file (safetensors or torch) to load; "" = random init.
+        extra: more keyword arguments for ``timm.create_model``.
     """
 
     def __init__(self, name: str, stage: int = 2, channels: list[int] | None = None,
-                 pretrained_path: str = "") -> None:
+                 pretrained_path: str = "", extra: dict | None = None) -> None:
         super().__init__()
         import timm
 
         kwargs = {"channels": tuple(channels)} if channels else {}
+        kwargs.update(extra or {})
         try:
             self.body = timm.create_model(name, pretrained=False, features_only=True,
                                           out_indices=(stage,), **kwargs)
         except (RuntimeError, TypeError) as exc:
             raise ValueError(f"timm cannot build backbone {name!r} (stage {stage}, channels "
-                             f"{channels}): {exc}") from None
+                             f"{channels}, {extra}): {exc}") from None
         if pretrained_path:
             self._load(Path(pretrained_path))
         self.num_channels = self.body.feature_info.channels()[-1]
@@ -52,5 +54,11 @@ class Backbone(nn.Module):
             raise ValueError(f"pretrained weights {path} match none of the backbone's parameters")
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """(B, 3, H, W) floats in [0, 1] -> feature map (B, C, H/stride, W/stride)."""
-        return self.body((images - self.mean) / self.std)[-1]
+        """(B, 3, H, W) floats in [0, 1] -> feature map (B, C, H/stride, W/stride).
+
+        When the backbone was converted to channels-last memory format, the input follows it.
+        """
+        x = (images - self.mean) / self.std
+        if next(self.body.parameters()).is_contiguous(memory_format=torch.channels_last):
+            x = x.contiguous(memory_format=torch.channels_last)
+        return self.body(x)[-1]

@@ -34,6 +34,7 @@ class IDMConfig:
         backbone_channels: stage widths for timm ResNets (``null`` = the model's own); narrower
             stages make a CPU-sized backbone.
         backbone_stage: which feature stage feeds the transformer (1..4; stage k has stride 2^(k+1)).
+        backbone_kwargs: more timm keyword arguments (e.g. ``stem_width: 8`` for a thin stem).
         pretrained_path: local weights (safetensors or torch file) for the backbone; empty = random.
         d_model / n_heads / enc_layers / dec_layers / ffn_dim / dropout: transformer sizes.
         aux_loss: also supervise every intermediate decoder layer (as DETR).
@@ -44,6 +45,7 @@ class IDMConfig:
     backbone: str = "resnet10t"
     backbone_channels: list[int] | None = field(default_factory=lambda: [32, 64, 128, 256])
     backbone_stage: int = 2
+    backbone_kwargs: dict[str, int] = field(default_factory=dict)
     pretrained_path: str = ""
     d_model: int = 128
     n_heads: int = 4

@@ -31,7 +31,7 @@ class InverseDynamicsModel(nn.Module):
         config.validate()
         self.config = config
         self.backbone = Backbone(config.backbone, config.backbone_stage, config.backbone_channels,
-                                 config.pretrained_path)
+                                 config.pretrained_path, config.backbone_kwargs)
         d = config.d_model
         self.input_proj = nn.Conv2d(self.backbone.num_channels, d, kernel_size=1)
         self.frame_embed = nn.Embedding(2, d)

@@ -1,0 +1,202 @@
+"""Inverse dynamics model on this CPU: held-out accuracy, training and labelling speed, programs.
+
+Parts (``--parts``, default all; each updates its own keys of ``benchmarks/results/idm.json``):
+
+* ``accuracy``: the trained CPU model (``--model``, default ``runs/idm/train/best``) on held-out
+  scene layouts (``--data``, split "heldout"; ``--max-pairs`` evenly spaced pairs): action and
+  object accuracy, the number of pairs, and the training time from the run's checkpoint.
+* ``speed``: training samples/s (``train_one_epoch`` through accelerate, real pairs) and
+  labelling pairs/s (``predict_pairs`` over an episode's frames) of the CPU configuration,
+  eager fp32 vs. channels-last, bf16 autocast and ``torch.compile``, measured in interleaved
+  rounds in the same run (median per variant) and printed as ratios against eager fp32.
+* ``programs``: ``label_demos`` on held-out episodes: label accuracy against the withheld true
+  actions and the executed success of programs from IDM labels vs. from the true actions.
+
+Usage: ``python benchmarks/bench_idm.py [--parts speed,accuracy,programs] [--threads 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+RESULTS = Path(__file__).parent / "results" / "idm.json"
+VARIANTS = ("eager_fp32", "channels_last", "bf16_autocast", "compile")
+
+
+def _update(results: dict) -> None:
+    old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    old.update(results)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(old, indent=2) + "\n")
+
+
+def accuracy(args) -> dict:
+    from accelerate import Accelerator
+    from torch.utils.data import DataLoader
+
+    from icalkit.data_gen.idm_data import FramePairs
+    from icalkit.models.idm.modeling_idm import IDMCriterion, InverseDynamicsModel
+    from icalkit.training.idm_engine import evaluate
+
+    model = InverseDynamicsModel.from_pretrained(args.model)
+    data = FramePairs(args.data, "heldout", args.max_pairs)
+    model.config.check_vocabulary(data.meta["actions"], data.meta["objects"], f"dataset {args.data}")
+    acc = Accelerator(cpu=True)
+    res = evaluate(model, IDMCriterion(), DataLoader(data, batch_size=64), acc, model.config.no_object_index,
+                   progress=False)
+    state_file = Path(args.model).parent / "checkpoint" / "trainer_state.json"
+    state = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    out = {"action_accuracy": res.action_accuracy, "object_accuracy": res.object_accuracy,
+           "interaction_object_accuracy": res.interaction_object_accuracy, "pairs": res.pairs,
+           "interaction_pairs": res.interaction_pairs, "heldout_pairs_total": data.meta["pairs_per_split"]["heldout"],
+           "heldout_layouts": data.meta["layouts_per_split"]["heldout"],
+           "train_pairs": data.meta["pairs_per_split"]["train"],
+           "per_action_accuracy": res.per_class_accuracy(model.config.actions, "action"),
+           "training_wall_s": state.get("train_s"), "epochs": state.get("epoch"),
+           "model": str(args.model), "config": "configs/idm.yaml"}
+    print(f"held-out layouts: action accuracy {res.action_accuracy:.3f}, object accuracy "
+          f"{res.object_accuracy:.3f} (interactions only {res.interaction_object_accuracy:.3f}) "
+          f"on {res.pairs} pairs; trained {state.get('train_s', 0) / 60:.1f} min")
+    return {"accuracy": out, "action_accuracy": res.action_accuracy, "object_accuracy": res.object_accuracy,
+            "pairs": res.pairs}
+
+
+def _model(variant: str, cfg):
+    from icalkit.models.idm.modeling_idm import InverseDynamicsModel
+
+    torch.manual_seed(0)
+    model = InverseDynamicsModel(cfg)
+    if variant == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+    if variant == "compile":
+        model = torch.compile(model)
+    return model
+
+
+def _train_rate(variant: str, cfg, data, batches: int, batch_size: int) -> float:
+    from accelerate import Accelerator
+    from torch.utils.data import DataLoader
+
+    from icalkit.models.idm.modeling_idm import IDMCriterion
+    from icalkit.training.idm_engine import train_one_epoch
+
+    acc = Accelerator(cpu=True, mixed_precision="bf16" if variant == "bf16_autocast" else "no")
+    model = _model(variant, cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model, opt = acc.prepare(model, opt)
+    crit = IDMCriterion()
+    warm = DataLoader(data, batch_size=batch_size, sampler=list(range(batch_size)))
+    train_one_epoch(model, crit, warm, opt, acc, progress=False)  # compile / first-call costs
+    loader = DataLoader(data, batch_size=batch_size, sampler=list(range(batches * batch_size)))
+    start = time.perf_counter()
+    train_one_epoch(model, crit, loader, opt, acc, progress=False)
+    return batches * batch_size / (time.perf_counter() - start)
+
+
+def _label_rate(variant: str, cfg, frames, reps: int = 1) -> float:
+    from icalkit.data_gen.label import predict_pairs
+
+    model = _model(variant, cfg).eval()
+    dtype = torch.bfloat16 if variant == "bf16_autocast" else None
+    predict_pairs(model, frames[:65], batch_size=64, autocast_dtype=dtype)  # warm-up (compile)
+    start = time.perf_counter()
+    for _ in range(reps):
+        predict_pairs(model, frames, batch_size=64, autocast_dtype=dtype)
+    return reps * (len(frames) - 1) / (time.perf_counter() - start)
+
+
+def speed(args) -> dict:
+    from icalkit.config import load_config
+    from icalkit.data_gen.idm_data import FramePairs
+    from icalkit.training.train_idm import Config
+
+    cfg = load_config(Config, "configs/idm.yaml").model
+    data = FramePairs(args.data, "train")
+    frames = data.frames[: args.label_pairs + 1].numpy()
+    train = {v: [] for v in VARIANTS}
+    label = {v: [] for v in VARIANTS}
+    errors = {}
+    for r in range(args.rounds):
+        for v in VARIANTS:
+            if v in errors:
+                continue
+            try:
+                train[v].append(_train_rate(v, cfg, data, args.batches, args.batch_size))
+                label[v].append(_label_rate(v, cfg, frames))
+            except Exception as exc:  # e.g. torch.compile without a working C++ toolchain
+                errors[v] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                print(f"{v}: failed ({errors[v]})", file=sys.stderr)
+                continue
+            print(f"round {r} {v}: train {train[v][-1]:.1f} samples/s, label {label[v][-1]:.1f} pairs/s")
+    med_t = {v: statistics.median(x) for v, x in train.items() if x}
+    med_l = {v: statistics.median(x) for v, x in label.items() if x}
+    base_t, base_l = med_t["eager_fp32"], med_l["eager_fp32"]
+    rows = {v: {"train_samples_per_s": med_t[v], "train_ratio_vs_eager": med_t[v] / base_t,
+                "label_pairs_per_s": med_l[v], "label_ratio_vs_eager": med_l[v] / base_l} for v in med_t}
+    for v, row in rows.items():
+        print(f"{v:14s} train {row['train_samples_per_s']:6.1f} samples/s ({row['train_ratio_vs_eager']:.2f}x)  "
+              f"label {row['label_pairs_per_s']:6.1f} pairs/s ({row['label_ratio_vs_eager']:.2f}x)")
+    return {"speed": {"variants": rows, "errors": errors, "rounds": args.rounds, "train_batches": args.batches,
+                      "batch_size": args.batch_size, "label_pairs": args.label_pairs,
+                      "torch": torch.__version__, "threads": torch.get_num_threads(),
+                      "load_average": os.getloadavg()[0]}}
+
+
+def programs(args) -> dict:
+    import shutil
+    import tempfile
+
+    from icalkit.data_gen.label import label_demos
+    from icalkit.models.idm.modeling_idm import InverseDynamicsModel
+
+    model = InverseDynamicsModel.from_pretrained(args.model)
+    out = Path(tempfile.mkdtemp(prefix="bench_idm_"))
+    start = time.perf_counter()
+    summary = label_demos(model, args.demos, out, limit=args.episodes, progress=False)
+    summary["wall_s"] = time.perf_counter() - start
+    shutil.copy(out / "episodes.jsonl", RESULTS.parent / "idm_labelled_sample.jsonl") if args.keep else None
+    shutil.rmtree(out, ignore_errors=True)
+    print(f"labelled {summary['episodes']} held-out episodes ({summary['pairs']} pairs): action acc "
+          f"{summary['action_accuracy']:.3f}, object acc {summary['object_accuracy']:.3f}; executed program "
+          f"success from IDM labels {summary.get('program_success_idm', float('nan')):.2f} vs true actions "
+          f"{summary.get('program_success_true', float('nan')):.2f}")
+    return {"programs": summary | {"demos": str(args.demos)}}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--parts", default="accuracy,speed,programs")
+    p.add_argument("--model", default="runs/idm/train/best")
+    p.add_argument("--data", default="runs/idm/data")
+    p.add_argument("--demos", default="runs/idm/demos_unseen")
+    p.add_argument("--max-pairs", type=int, default=3000)
+    p.add_argument("--episodes", type=int, default=24)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--batches", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--label-pairs", type=int, default=256)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--keep", action="store_true", help="keep the labelled episodes next to the results")
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    results = {"benchmark": "idm", "python": platform.python_version(), "cores": os.cpu_count()}
+    for part in args.parts.split(","):
+        t0 = time.perf_counter()
+        results.update({"accuracy": accuracy, "speed": speed, "programs": programs}[part](args))
+        results[f"{part}_bench_wall_s"] = time.perf_counter() - t0
+        _update(results)
+    print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
