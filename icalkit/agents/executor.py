@@ -133,7 +133,6 @@ class Executor:
         policy = {self.api_class: sandbox_attributes(), InteractionObject: sandbox_attributes()}
         self.sandbox = Sandbox({"InteractionObject": self.api_class}, policy, self.limits.sandbox)
         self.pool = pool
-        self.last_run_seconds = 0.0
 
     def run(self, program: Any, task: Task | None = None, mode: str = "python") -> Trace:
         """Execute a program (``python``) or a flat high-level plan (``flat``).
@@ -205,7 +204,6 @@ class Executor:
                 replay.note_stop()
                 return text, _failure(text, "error", f"the sandbox worker misbehaved: {exc}",
                                       None), ""
-            self.last_run_seconds = outcome.seconds
             answer = outcome.answer
             if answer is None:
                 message = outcome.message
