@@ -8,6 +8,7 @@ from pathlib import Path
 
 from icalkit.config import refuse_keys
 from icalkit.data_gen.prag import PRAG_MODES, PragConfig
+from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.config import EnvConfig
 from icalkit.memory.config import TextEmbedderConfig
 from icalkit.models.llm.factory import LLMConfig
@@ -38,6 +39,7 @@ THREADS = "torch_threads (torch's thread count is one setting for the whole proc
 @dataclass
 class Config:
     env: EnvConfig = field(default_factory=lambda: EnvConfig(render=False))
+    alfworld: AlfworldConfig = field(default_factory=AlfworldConfig)  # games when env.name=alfworld
     llm: LLMConfig = field(default_factory=lambda: LLMConfig(max_new_tokens=24))
     prag: PragConfig = field(default_factory=PragConfig)
     mode: str = "self_iterate"
@@ -57,8 +59,10 @@ class Config:
         from icalkit.envs.household.tasks.registry import get_task_type
         from icalkit.envs.household.tasks.task import SPLITS
 
-        if self.env.name != "household":
-            raise ValueError(f"P-RAG runs on the household simulator, not env.name={self.env.name!r}")
+        if self.env.name not in ("household", "alfworld"):
+            raise ValueError(f"P-RAG runs on env.name=household or alfworld, not {self.env.name!r}")
+        if self.env.name == "alfworld":
+            self.alfworld.validate()
         if self.mode not in PRAG_MODES:
             raise ValueError(f"mode {self.mode!r} is not one of {PRAG_MODES}")
         for t in self.task_types:
@@ -108,14 +112,26 @@ def run(cfg: Config) -> int:
         torch.set_num_threads(cfg.torch_threads)
     out = Path(cfg.out_dir)
     logger = RunLogger(out, to_dict(cfg), cfg.wandb, job_type="prag")
-    test = sample_tasks(cfg.task_types, cfg.n_per_type, cfg.test_split, cfg.seed)
-    train = sample_tasks(cfg.task_types, cfg.n_per_type, cfg.train_split, cfg.seed) if cfg.mode == "train_then_test" else []
-    ref_lens = {t.task_id: reference_length(t) for t in [*train, *test]}
+    factory = None
+    if cfg.env.name == "alfworld":  # ALFWorld games: the engine's commands, expert plans as reference
+        from icalkit.data_gen.prag_alfworld import AlfworldGames
+
+        splits = [cfg.test_split] + ([cfg.train_split] if cfg.mode == "train_then_test" else [])
+        factory, found = AlfworldGames.load([p for s in splits for p in cfg.alfworld.game_files(
+            cfg.task_types, cfg.n_per_type, s, cfg.seed)])
+        test = [t for t in found if t.split == cfg.test_split or cfg.mode == "self_iterate"]
+        train = [t for t in found if t not in test]
+        ref_lens = dict(factory.ref_lens)
+    else:
+        test = sample_tasks(cfg.task_types, cfg.n_per_type, cfg.test_split, cfg.seed)
+        train = sample_tasks(cfg.task_types, cfg.n_per_type, cfg.train_split, cfg.seed) if cfg.mode == "train_then_test" else []
+        ref_lens = {t.task_id: reference_length(t) for t in [*train, *test]}
     limits = ExecutorLimits(api=ApiConfig(max_steps=cfg.env.max_steps, max_failures=cfg.env.max_failures,
                                           oracle_object_map=cfg.oracle_object_map))
     settings = dataclasses.replace(cfg.prag, max_new_tokens=cfg.llm.max_new_tokens)
     session = LLMSession(build_llm_from_config(cfg.llm), cfg.llm.max_new_tokens, cfg.llm.temperature, cfg.seed)
-    agent = PragAgent(session, build_trajectory_db(str(out / "trajectories.db"), cfg.embedder), settings, limits)
+    agent = PragAgent(session, build_trajectory_db(str(out / "trajectories.db"), cfg.embedder), settings, limits, factory,
+                      "prag_step_alfworld" if factory else "prag_step")
     print(f"P-RAG {cfg.mode}: {cfg.rounds} round(s), {len(train)} train / {len(test)} test tasks, "
           f"oracle_success={cfg.prag.oracle_success}")
 

@@ -111,6 +111,28 @@ class StepEpisode:
     def goal_result(self):  # -> GoalResult
         return check_goal(self.task, self.sim.world.metadata())
 
+    # The hooks below are what another backend overrides (see data_gen/prag_alfworld.py).
+    parse = staticmethod(parse_action)
+
+    def action_space(self) -> str:
+        """The actions shown to the model."""
+        return action_space_text()
+
+    def observation(self, max_objects: int) -> str:
+        return observation_text(self.sim, max_objects)
+
+    def act(self, action: str) -> tuple[str, bool]:
+        """Run one parsed action: (its outcome for the history, whether the episode budget is spent)."""
+        trace = self.executor.run(action, self.task, mode="flat")
+        return ("ok" if trace.completed else f"failed: {trace.failure.message}",
+                trace.failure is not None and trace.failure.kind == "limit")
+
+    def steps_taken(self) -> int:
+        return self.executor.runtime.steps
+
+    def oracle(self) -> dict:
+        return {"success_flag": self.cfg.oracle_success, "object_map": self.executor.limits.api.oracle_object_map}
+
     def apply(self, action: str | None, raw: str, error: str | None) -> None:
         """Take one step: the parsed action, or a no-op failure for an unusable answer."""
         if action is None:
@@ -123,9 +145,9 @@ class StepEpisode:
             self.end_reason = "stop"
             return
         else:
-            trace = self.executor.run(action, self.task, mode="flat")
-            self.history.append((action, "ok" if trace.completed else f"failed: {trace.failure.message}"))
-            if trace.failure is not None and trace.failure.kind == "limit":
+            outcome, exhausted = self.act(action)
+            self.history.append((action, outcome))
+            if exhausted:
                 self.finished, self.end_reason = True, "budget"
         self.scene_graphs.append(self.scene_graph())
         if self.cfg.oracle_success and self.goal_result().success:
@@ -144,12 +166,11 @@ class StepEpisode:
                 "task_id": self.task.task_id, "task_type": self.task.task_type,
                 "goal": self.goal, "success": goal.success, "satisfied": goal.satisfied, "total": goal.total,
                 "init_satisfied": self.init_goal.satisfied, "init_total": self.init_goal.total,
-                "steps": self.executor.runtime.steps, "hl_steps": len(self.history),
+                "steps": self.steps_taken(), "hl_steps": len(self.history),
                 "ref_len": ref_len, "stopped": self.stopped, "done": done,
                 "end_reason": self.end_reason, "invalid_actions": self.invalid, "retrieved": retrieved,
                 "model": model, "llm": self.stats.to_dict(),
-                "oracle": {"success_flag": self.cfg.oracle_success,
-                           "object_map": self.executor.limits.api.oracle_object_map},
+                "oracle": self.oracle(),
                 "trajectory": traj.to_dict()}
 
 
@@ -169,12 +190,14 @@ class PragAgent:
     """Runs P-RAG rounds with one model and one trajectory database."""
 
     def __init__(self, llm: LLMSession, db: TrajectoryDB, cfg: PragConfig | None = None,
-                 limits: ExecutorLimits | None = None) -> None:
+                 limits: ExecutorLimits | None = None,
+                 episode_factory: Callable[[Task, PragConfig, ExecutorLimits | None], StepEpisode] | None = None,
+                 template: str = "prag_step") -> None:
         self.cfg = cfg or PragConfig()
         self.cfg.validate()
         self.llm, self.db, self.limits = llm, db, limits
-        self.template = load_template("prag_step")
-        self.actions = action_space_text()
+        self.template = load_template(template)
+        self.new_episode = episode_factory or StepEpisode  # another backend's episodes, e.g. ALFWorld games
 
     def retrieve(self, ep: StepEpisode) -> list[ScoredTrajectory]:
         """Top-K stored trajectories for the episode's goal and current scene graph."""
@@ -187,20 +210,19 @@ class PragAgent:
         recent = ep.history[-self.cfg.history_in_prompt:]
         first = len(ep.history) - len(recent) + 1
         history = "\n".join(f"{first + i}. {a} -> {o}" for i, (a, o) in enumerate(recent)) or "(none)"
-        return self.template.render(actions=self.actions, trajectories=trajectory_text(hits, self.cfg.trajectory_actions),
-                                    goal=ep.goal, history=history,
-                                    observation=observation_text(ep.sim, self.cfg.max_view_objects))
+        return self.template.render(actions=ep.action_space(), trajectories=trajectory_text(hits, self.cfg.trajectory_actions),
+                                    goal=ep.goal, history=history, observation=ep.observation(self.cfg.max_view_objects))
 
     def run_batch(self, tasks: Sequence[Task], phase: str, round_idx: int, ref_lens: dict[str, int | None]) -> list[dict]:
         """Run episodes in lockstep until each stops or runs out of steps; return their records."""
-        eps = [StepEpisode(t, self.cfg, self.limits) for t in tasks]
+        eps = [self.new_episode(t, self.cfg, self.limits) for t in tasks]
         retrieved: dict[str, list[str]] = {t.task_id: [] for t in tasks}
         while active := [e for e in eps if not e.finished]:
             hits = [self.retrieve(e) for e in active]
             for e, h in zip(active, hits, strict=True):
                 retrieved[e.task.task_id] = list(dict.fromkeys(retrieved[e.task.task_id] + [x.record.record_id for x in h]))
             prompts = [self.prompt(e, h) for e, h in zip(active, hits, strict=True)]
-            answers = self.llm.ask(prompts, parse_action, self.template.prompt_id, [e.stats for e in active],
+            answers = self.llm.ask(prompts, active[0].parse, self.template.prompt_id, [e.stats for e in active],
                                    max_new_tokens=self.cfg.max_new_tokens)
             for e, a in zip(active, answers, strict=True):
                 e.apply(a.value, a.text, a.error)

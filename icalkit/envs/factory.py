@@ -16,24 +16,28 @@ def make_env(name: str = "household", **kwargs: Any) -> gymnasium.Env:
 
     Args:
         name: ``household`` (the embedded simulator; aliases ``embedded``, ``icalkit/Household-v0``),
-            ``ai2thor`` or ``alfworld`` (not available in this build).
+            ``alfworld`` (TextWorld's PDDL engine with ALFRED's domain; the ``alfworld`` extra) or
+            ``ai2thor`` (needs a GPU machine; see :mod:`icalkit.envs.thor`).
         **kwargs: passed to the environment's constructor (e.g. ``frame_size``, ``render_obs``).
 
     Raises:
         ValueError: unknown name (the message lists the available ones).
         RuntimeError: a known backend that cannot run here.
+        ImportError: the optional dependency of a backend is missing (the message says how to install it).
     """
     key = _ALIASES.get(str(name).strip().lower())
     if key is None:
         raise ValueError(f"unknown environment {name!r}; available: {', '.join(ENV_NAMES)}")
     if key == "ai2thor":
-        raise RuntimeError(
-            "the AI2-THOR backend needs a machine with a GPU and an X server / CloudRendering, plus the "
-            "`ai2thor` package (`pip install ai2thor`); it is not wired up in icalkit yet — use "
-            "make_env('household') for the embedded simulator")
+        from icalkit.envs.thor.env import ThorEnv
+
+        return ThorEnv(**kwargs)  # ImportError naming the install when ai2thor is missing
     if key == "alfworld":
-        raise RuntimeError("the ALFWorld backend is not available yet (it would need `pip install alfworld` "
-                           "and its data); use make_env('household')")
+        from icalkit.envs.alfworld.engine import require_textworld
+        from icalkit.envs.alfworld.env import AlfworldEnv
+
+        require_textworld()  # a missing extra fails here, naming the install command
+        return AlfworldEnv(**kwargs)
     from icalkit.envs.household.env import HouseholdEnv
 
     return HouseholdEnv(**kwargs)

@@ -1,0 +1,202 @@
+"""ALFWorld backend: games generated from the embedded scenes, played on TextWorld's PDDL engine.
+
+The pure parts (problem generation, facts -> metadata, command parsing) run everywhere; the engine
+tests need the `alfworld` extra (`make alfworld-setup`) and skip with that reason without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from icalkit.envs.alfworld.commands import STOP, parse_command
+from icalkit.envs.alfworld.facts import facts_to_metadata, scene_graph, text_state
+from icalkit.envs.alfworld.games import ALFWORLD_TYPES, UnsupportedTask, build_problem, goal_sentence
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.checker import check_goal
+from icalkit.envs.household.tasks.sampler import sample_task
+
+HAVE_ENGINE = importlib.util.find_spec("textworld") is not None and importlib.util.find_spec("fast_downward") is not None
+needs_engine = pytest.mark.skipif(not HAVE_ENGINE, reason="the alfworld extra is not installed (make alfworld-setup)")
+
+
+def test_problem_from_an_embedded_scene():
+    task = sample_task("pick_heat_then_place", 1, "train")
+    problem = build_problem(task, build_world(task).metadata())
+    x, y = task.params["#0"], task.params["#1"]
+    assert f"(objectType ?o {x}Type)" in problem.text and f"(receptacleType ?r {y}Type)" in problem.text
+    assert "(isHot ?o)" in problem.text and "(atLocation agent1 loc_start)" in problem.text
+    assert f"(heatable {x.lower()}_1)" in problem.text
+    assert problem.names["countertop_1"] == "countertop 1" and problem.object_ids["countertop_1"] == "CounterTop_1"
+    assert problem.goal == goal_sentence("pick_heat_then_place", x, y)
+
+
+def test_unsupported_types_are_refused_with_the_reason():
+    task = sample_task("pick_and_place_with_movable_recep", 0, "train")
+    with pytest.raises(UnsupportedTask, match="pick_and_place_with_movable_recep"):
+        build_problem(task, build_world(task).metadata())
+
+
+def test_facts_become_metadata_the_checker_counts():
+    facts = [("objecttype", ("mug_1", "mugtype")), ("receptacletype", ("shelf_1", "shelftype")),
+             ("receptacletype", ("fridge_1", "fridgetype")), ("coolable", ("mug_1",)),
+             ("inreceptacle", ("mug_1", "fridge_1")), ("openable", ("fridge_1",)), ("opened", ("fridge_1",)),
+             ("atlocation", ("agent1", "loc_fridge_1")), ("receptacleatlocation", ("fridge_1", "loc_fridge_1"))]
+    ids = {"mug_1": "Mug_1", "shelf_1": "Shelf_1", "fridge_1": "Fridge_1"}
+    task = sample_task("pick_cool_then_place", 0, "train")
+    task.params = {"#0": "Mug", "#1": "Shelf"}
+    before = check_goal(task, facts_to_metadata(facts, ids))
+    assert not before.success and before.satisfied < before.total
+    after_facts = [f for f in facts if f[0] != "inreceptacle"] + [("inreceptacle", ("mug_1", "shelf_1")),
+                                                                 ("iscool", ("mug_1",))]
+    after = check_goal(task, facts_to_metadata(after_facts, ids))
+    assert after.success and after.satisfied == after.total
+    mug = next(o for o in facts_to_metadata(after_facts, ids) if o["objectId"] == "Mug_1")
+    assert mug["isCooled"] and mug["parentReceptacles"] == ["Shelf_1"]
+    graph = scene_graph(facts, {"mug_1": "mug 1", "fridge_1": "fridge 1"})
+    assert ("agent", "at", "fridge 1") in graph and ("mug 1", "in", "fridge 1") in graph
+    assert text_state(graph) == "At fridge 1; in view: mug 1. Holding: nothing."
+
+
+@pytest.mark.parametrize("text, command", [
+    ("go to fridge 1", "go to fridge 1"), ("Action: Take  Apple 1 from CounterTop 1", "take apple 1 from countertop 1"),
+    ("I think so.\n> open fridge 1", "open fridge 1"), ("1. heat mug 1 with microwave 1.", "heat mug 1 with microwave 1"),
+    ("Done!", STOP)])
+def test_parse_command(text, command):
+    assert parse_command(text) == command
+
+
+def test_parse_command_rejects_prose():
+    with pytest.raises(ValueError, match="no command found; reply with one command: go to"):
+        parse_command("You see a fridge.")
+
+
+# ----------------------------------------------------------------------------- with the engine
+
+
+@pytest.fixture(scope="module")
+def games(tmp_path_factory):
+    from icalkit.envs.alfworld.games import generate_games
+
+    return generate_games(ALFWORLD_TYPES, 1, "valid_unseen", tmp_path_factory.mktemp("games"))
+
+
+@pytest.fixture(scope="module")
+def env():
+    from icalkit.envs.factory import make_env
+
+    return make_env("alfworld", max_steps=50, max_failures=10)
+
+
+def replay_expert(env, game) -> None:
+    obs, info = env.reset(options={"game": game})
+    assert "Your task is to:" in obs["text"] and obs["admissible_commands"]
+    start = info["goal_progress"]
+    assert not start["success"] and start["satisfied"] < start["total"], game
+    assert info["reference_length"] == len(info["expert_plan"]) > 0
+    for command in info["expert_plan"]:
+        obs, reward, terminated, truncated, info = env.step(command)
+        assert obs["last_action_success"], (game, command, obs["error"])
+    assert terminated and reward == 1.0 and info["won"], game
+    assert info["goal_progress"]["satisfied"] == info["goal_progress"]["total"], (game, info["goal_progress"])
+
+
+@needs_engine
+@pytest.mark.parametrize("task_type", ["look_at_obj_in_light", "pick_clean_then_place"])
+def test_expert_plan_wins(games, env, task_type):
+    replay_expert(env, next(g for g in games if task_type in str(g)))
+
+
+@needs_engine
+@pytest.mark.slow
+def test_expert_plan_wins_every_type(games, env):
+    assert len(games) == len(ALFWORLD_TYPES)
+    for game in games:
+        replay_expert(env, game)
+
+
+@needs_engine
+def test_inadmissible_command_fails_naming_it(games, env):
+    obs, _ = env.reset(options={"game": games[0]})
+    before = env.facts()
+    obs, reward, terminated, truncated, info = env.step("take the moon from the sky")
+    assert not obs["last_action_success"] and reward == 0.0 and not terminated
+    assert "'take the moon from the sky' is not admissible here; admissible: go to" in obs["error"]
+    assert env.facts() == before and info["failures"] == 1
+
+
+@needs_engine
+def test_broken_game_files_name_the_file(tmp_path, games, env):
+    from icalkit.envs.alfworld.engine import GameFileError
+
+    bad_json = tmp_path / "a" / "game.tw-pddl"
+    bad_json.parent.mkdir()
+    bad_json.write_text("{not json")
+    with pytest.raises(GameFileError, match=f"game file {bad_json} is not valid JSON"):
+        env.reset(options={"game": bad_json})
+    bad_pddl = tmp_path / "b" / "game.tw-pddl"
+    bad_pddl.parent.mkdir()
+    data = json.loads(Path(games[0]).read_text())
+    bad_pddl.write_text(json.dumps({**data, "pddl_problem": "(define (problem p) (:domain alfred) (:init (oops"}))
+    (bad_pddl.parent / "icalkit_task.json").write_text((Path(games[0]).parent / "icalkit_task.json").read_text())
+    with pytest.raises(GameFileError, match=f"game file {bad_pddl} does not parse as a PDDL game"):
+        env.reset(options={"game": bad_pddl})
+    with pytest.raises(GameFileError, match="does not exist"):
+        env.reset(options={"game": tmp_path / "missing" / "game.tw-pddl"})
+
+
+@needs_engine
+def test_official_layout_reads_traj_data(tmp_path, games):
+    from icalkit.envs.alfworld.env import load_task
+
+    trial = tmp_path / "valid_seen" / "pick_heat_then_place_in_recep-Mug-None-CounterTop-5" / "trial_T2019"
+    trial.mkdir(parents=True)
+    (trial / "game.tw-pddl").write_text(Path(games[0]).read_text())
+    (trial / "traj_data.json").write_text(json.dumps({
+        "task_type": "pick_heat_then_place_in_recep", "scene": {"scene_num": 5},
+        "pddl_params": {"object_target": "Mug", "parent_target": "CounterTop", "toggle_target": ""},
+        "turk_annotations": {"anns": [{"task_desc": "Put a heated mug on the counter."}]}}))
+    task, ids = load_task(trial / "game.tw-pddl")
+    assert (task.task_type, task.params, task.split) == ("pick_heat_then_place", {"#0": "Mug", "#1": "CounterTop"},
+                                                         "valid_seen")
+    assert task.instruction == "Put a heated mug on the counter." and ids == {}
+
+
+@needs_engine
+def test_prag_runs_on_alfworld_games(tmp_path, games):
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.data_gen.prag import PragAgent, PragConfig, run_prag
+    from icalkit.data_gen.prag_alfworld import AlfworldGames
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+    from icalkit.memory.trajectory_db import TrajectoryDB
+
+    factory, tasks = AlfworldGames.load(games[:1])
+    script = factory.plans[tasks[0].task_id] + ["Stop"]
+
+    def answer(prompt: str) -> str:
+        done = prompt.split("Your commands so far:")[1].split("Task:")[0].count(" -> ")
+        return script[min(done, len(script) - 1)]
+
+    db = TrajectoryDB(tmp_path / "traj.db", SentenceTransformerEmbedder())
+    agent = PragAgent(LLMSession(ScriptedLLM(answer)), db, PragConfig(max_steps=12), None, factory,
+                      "prag_step_alfworld")
+    recs = run_prag(agent, "self_iterate", 1, [], tasks, tmp_path / "eps.jsonl", factory.ref_lens)
+    rec = recs[0]
+    assert rec["success"] and rec["stopped"] and rec["hl_steps"] == len(script) and rec["ref_len"] == len(script) - 1
+    assert rec["satisfied"] == rec["total"] and rec["init_satisfied"] < rec["init_total"]
+    assert list(rec["trajectory"]["history"][0]) == [script[0], "ok"]
+    assert len(db) == 1
+
+
+def test_shipped_alfworld_config_is_valid():
+    from icalkit.commands.prag import Config
+    from icalkit.config import load_config
+
+    cfg = load_config(Config, Path(__file__).parents[1] / "configs" / "prag_alfworld.yaml", [])
+    cfg.validate()
+    assert cfg.env.name == "alfworld" and set(cfg.task_types) == set(ALFWORLD_TYPES)
