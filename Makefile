@@ -66,3 +66,14 @@ lint: $(STAMP)
 
 clean:
 	rm -rf runs .pytest_cache
+
+# ALFWorld backend (optional extra `alfworld`): pip builds Fast Downward from source (about 10 min on
+# this 2-core machine; pip's wheel cache makes a re-install take seconds). Its tests skip without it.
+ALFWORLD_STAMP := $(VENV)/.alfworld-installed
+.PHONY: alfworld-setup test-alfworld
+alfworld-setup: $(ALFWORLD_STAMP)
+$(ALFWORLD_STAMP): $(STAMP)
+	nice -n 10 $(PY) -m pip install -q -e '.[alfworld]'
+	touch $@
+test-alfworld: $(ALFWORLD_STAMP)
+	$(PY) -m pytest -q tests/test_alfworld.py tests/test_thor.py
