@@ -33,6 +33,7 @@ COMMANDS = {
     "serve": "serve a base model + LoRA adapters or a fine-tuned model with vLLM (OpenAI API)",
     "train-idm": "train the inverse dynamics model (DETR-style) that labels action-free videos",
     "label": "label visual demonstrations with a trained IDM into noisy programs for ICAL",
+    "alfworld-plan": "the flat LLM-Planner on ALFWorld games (needs the alfworld extra)",
 }
 
 

@@ -200,3 +200,28 @@ def test_shipped_alfworld_config_is_valid():
     cfg = load_config(Config, Path(__file__).parents[1] / "configs" / "prag_alfworld.yaml", [])
     cfg.validate()
     assert cfg.env.name == "alfworld" and set(cfg.task_types) == set(ALFWORLD_TYPES)
+
+
+@needs_engine
+def test_flat_planner_replans_after_an_inadmissible_command(games, env):
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner, PlanExample, parse_command_plan
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    game = next(g for g in games if "look_at" in str(g))
+    _, info = env.reset(options={"game": game})
+    plan = info["expert_plan"]
+    answers = ["Plan:\n" + "\n".join([plan[0], "take the moon from the sky", *plan[1:]]),
+               "Plan:\n" + "\n".join(plan[1:])]
+    llm = ScriptedLLM(answers)
+    pool = [PlanExample("other", "put a hot apple in/on fridge", ["go to countertop 1"]),
+            PlanExample(env.task.task_id, "own game", plan)]
+    planner = AlfworldFlatPlanner(LLMSession(llm), pool, SentenceTransformerEmbedder(), k=2)
+    rec = planner.run_episode(env, game)
+    assert rec["success"] and rec["replans"] == 1 and rec["failed_attempts"] == 1
+    assert rec["satisfied"] == rec["total"] and rec["ref_len"] == len(plan) and rec["retrieved"] == ["other"]
+    replan_prompt = llm.prompts[1][-1]["content"]
+    assert "'take the moon from the sky' is not admissible here" in replan_prompt and plan[0] in replan_prompt
+    assert parse_command_plan("Sure!\n1. go to desk 1\n2. Stop\n3. look") == ["go to desk 1"]

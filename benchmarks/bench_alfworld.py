@@ -1,0 +1,135 @@
+"""ALFWorld backend: engine speed against the embedded simulator, and P-RAG rounds on ALFWorld games.
+
+1. ``speed``: the same tasks (one per ALFWorld type, ``valid_unseen``) solved by each engine's expert
+   through its gymnasium env: the ALFWorld env (``AlfworldEnv.step`` with the Fast Downward plan's
+   text commands) against the household env (``HouseholdEnv(render_obs=False).step`` with the
+   household expert's primitive actions). Reported: steps/s of each (CPU time of this process) and
+   expert episodes/s, each as a ratio ALFWorld / embedded; game loading (``reset``) is timed apart.
+2. ``prag``: P-RAG self-iteration on the generated games with the default model (SmolLM2-135M-Instruct,
+   greedy, CPU, 1 torch thread), the first ``--prag-games`` games, ``--rounds`` rounds of
+   ``--max-steps`` commands; success per round as a ratio against round 1.
+
+Writes ``benchmarks/results/alfworld.json``. Needs the ``alfworld`` extra (``make alfworld-setup``).
+Usage: python benchmarks/bench_alfworld.py [--rounds 2] [--max-steps 5] [--prag-games 3] [--skip-prag]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+from icalkit.data_gen.expert import expert_actions
+from icalkit.envs.alfworld.env import AlfworldEnv, load_task
+from icalkit.envs.alfworld.games import ALFWORLD_TYPES, generate_games
+from icalkit.envs.household.env import HouseholdEnv
+
+RESULTS = Path(__file__).resolve().parent / "results" / "alfworld.json"
+
+
+def cpu() -> float:
+    return time.process_time()
+
+
+def speed(games: list[Path]) -> dict:
+    """Expert episodes on both engines; CPU seconds of resets and steps, step counts."""
+    alf, home = AlfworldEnv(max_steps=1000), HouseholdEnv(render_obs=False)
+    out = {"alfworld": {"reset_s": 0.0, "step_s": 0.0, "steps": 0, "won": 0},
+           "embedded": {"reset_s": 0.0, "step_s": 0.0, "steps": 0, "won": 0}}
+    for game in games:
+        task, _ = load_task(game)
+        t = cpu()
+        _, info = alf.reset(options={"game": game})
+        out["alfworld"]["reset_s"] += cpu() - t
+        t = cpu()
+        for command in info["expert_plan"]:
+            _, _, done, _, info = alf.step(command)
+        out["alfworld"]["step_s"] += cpu() - t
+        out["alfworld"]["steps"] += len(info["expert_plan"])
+        out["alfworld"]["won"] += bool(info["won"])
+        actions = expert_actions(task)
+        t = cpu()
+        home.reset(options={"task": task})
+        out["embedded"]["reset_s"] += cpu() - t
+        t = cpu()
+        for action in actions:
+            _, _, done, _, hinfo = home.step(action)
+        out["embedded"]["step_s"] += cpu() - t
+        out["embedded"]["steps"] += len(actions)
+        out["embedded"]["won"] += bool(hinfo.get("goal_progress", {}).get("success"))
+    for side in out.values():
+        side["steps_per_s"] = side["steps"] / side["step_s"]
+        side["episodes_per_s"] = len(games) / (side["step_s"] + side["reset_s"])
+    out["ratio_steps_per_s"] = out["alfworld"]["steps_per_s"] / out["embedded"]["steps_per_s"]
+    out["ratio_episodes_per_s"] = out["alfworld"]["episodes_per_s"] / out["embedded"]["episodes_per_s"]
+    return out
+
+
+def prag(games: list[Path], rounds: int, max_steps: int, out: Path) -> dict:
+    import torch
+
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.data_gen.prag import PragAgent, PragConfig, round_table, run_prag, transition_table
+    from icalkit.data_gen.prag_alfworld import AlfworldGames
+    from icalkit.memory.config import build_trajectory_db
+    from icalkit.models.llm.factory import build_llm
+
+    torch.set_num_threads(1)
+    factory, tasks = AlfworldGames.load(games)
+    cfg = PragConfig(k=3, max_steps=max_steps, batch_size=len(tasks))
+    llm = build_llm("hf", cache=True, cache_path=out / "llm_cache.sqlite", device="cpu")
+    agent = PragAgent(LLMSession(llm, cfg.max_new_tokens), build_trajectory_db(str(out / "trajectories.db")), cfg,
+                      None, factory, "prag_step_alfworld")
+    start = time.perf_counter()
+    records = run_prag(agent, "self_iterate", rounds, [], tasks, out / "episodes.jsonl", factory.ref_lens,
+                       lambda p, r, recs: print(f"round {r}: success {sum(x['success'] for x in recs)}/{len(recs)} "
+                                                f"after {time.perf_counter() - start:.0f} s", flush=True))
+    rows = round_table(records)
+    base = rows[0]["success_rate"]
+    for row in rows:
+        row["success_vs_round1"] = row["success_rate"] / base if base > 0 else None
+        row["llm_calls"] = sum(x["llm"]["calls"] for x in records if x["round"] == row["round"])
+    parsed = [sum(1 for a, o in x["trajectory"]["history"] if not o.startswith("invalid")) for x in records]
+    return {"model": agent.llm.model_name, "rounds": rounds, "max_steps": max_steps, "k": cfg.k,
+            "oracle": {"success_flag": False, "object_map": False}, "per_round": rows,
+            "transitions": transition_table(records), "parsed_commands_per_episode": sum(parsed) / len(parsed),
+            "admissible_commands_per_episode": sum(sum(1 for _, o in x["trajectory"]["history"] if o == "ok")
+                                                   for x in records) / len(records),
+            "wall_s": time.perf_counter() - start}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--prag-games", type=int, default=3, help="P-RAG on the first N games (CPU time)")
+    parser.add_argument("--out", default="runs/bench_alfworld")
+    parser.add_argument("--skip-prag", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out)
+    games = generate_games(ALFWORLD_TYPES, 1, "valid_unseen", out / "games")
+    result = {"benchmark": "ALFWorld engine vs embedded simulator; P-RAG on ALFWorld games",
+              "games": [str(g.relative_to(out)) for g in games], "machine": platform.platform(),
+              "speed": speed(games)}
+    s = result["speed"]
+    print(f"steps/s  ALFWorld {s['alfworld']['steps_per_s']:.1f}  embedded {s['embedded']['steps_per_s']:.1f}  "
+          f"ratio {s['ratio_steps_per_s']:.3f}x")
+    print(f"expert episodes/s (incl. reset)  ALFWorld {s['alfworld']['episodes_per_s']:.3f}  embedded "
+          f"{s['embedded']['episodes_per_s']:.3f}  ratio {s['ratio_episodes_per_s']:.3f}x  "
+          f"(won: {s['alfworld']['won']}/{len(games)} vs {s['embedded']['won']}/{len(games)})")
+    if RESULTS.is_file():  # keep the P-RAG figures of an earlier run when only the speed is re-run
+        result["prag"] = json.loads(RESULTS.read_text()).get("prag")
+    if not args.skip_prag:
+        result["prag"] = prag(games[:args.prag_games], args.rounds, args.max_steps, out)
+        for row in result["prag"]["per_round"]:
+            ratio = "n/a (round 1 solved none)" if row["success_vs_round1"] is None else f"{row['success_vs_round1']:.2f}x"
+            print(f"P-RAG round {row['round']}: SR {row['success_rate']:.3f} ({ratio} vs round 1), GC {row['gc']:.3f}, "
+                  f"invalid/episode {row['invalid_per_episode']:.1f}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
