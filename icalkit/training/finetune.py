@@ -251,6 +251,7 @@ def peak_rss_gb() -> float:
 def save_trained(trainer: Any, tokenizer: Any, cfg: TrainConfig, out_dir: Path) -> Path:
     """Save the adapter (``adapter/``, pointing at its base folder) or full model (``model/``)."""
     target = out_dir / ("adapter" if cfg.method == "lora" else "model")
+    trainer.model.config.use_cache = True  # off for training only: generation needs the KV cache
     trainer.save_model(str(target))
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(str(target))  # tokenizer + chat template travel with the weights
@@ -284,6 +285,7 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
     stop = StopCallbackFactory.build(cfg.time_budget_s, cfg.stop_after_steps)
     trainer = Trainer(model=model, args=training_arguments(cfg, out, eval_ds is not None, report_to),
                       train_dataset=train_ds, eval_dataset=eval_ds, data_collator=make_collator(tokenizer, cfg.packing),
+                      processing_class=tokenizer,  # checkpoints carry the tokenizer: each one loads on its own
                       callbacks=[stop])
     resume = latest_checkpoint(out) if cfg.resume else None
     start = time.perf_counter()
@@ -301,10 +303,10 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         "peak_rss_gb": round(peak_rss_gb(), 2), "threads": torch.get_num_threads()}
     resumed_tokens = _tokens_before(resume)
     summary["train_tokens_per_s"] = round((summary["tokens_seen"] - resumed_tokens) / wall, 1) if wall else math.nan
+    if finished or cfg.time_budget_s:  # saved before the validation pass, which can be long on a CPU
+        summary["saved"] = str(save_trained(trainer, tokenizer, cfg, out))
     if eval_ds is not None:
         summary["eval_loss"] = trainer.evaluate()["eval_loss"]
-    if finished or cfg.time_budget_s:
-        summary["saved"] = str(save_trained(trainer, tokenizer, cfg, out))
     if trainer.is_world_process_zero():
         (out / "train_summary.json").write_text(json.dumps(summary, indent=2))
     return summary
