@@ -1,4 +1,4 @@
-"""ALFWorld backend: engine speed against the embedded simulator, and P-RAG rounds on ALFWorld games.
+"""ALFWorld backend: engine speed against the embedded simulator; P-RAG and the flat planner on ALFWorld games.
 
 1. ``speed``: the same tasks (one per ALFWorld type, ``valid_unseen``) solved by each engine's expert
    through its gymnasium env: the ALFWorld env (``AlfworldEnv.step`` with the Fast Downward plan's
@@ -9,6 +9,10 @@
    greedy, CPU, 1 torch thread), the first ``--prag-games`` games, ``--rounds`` rounds of
    ``--max-steps`` commands; success per round as a ratio against round 1.
 
+3. ``flat``: the flat LLM-Planner (``icalkit alfworld-plan``) with the same model on every game, kNN
+   examples = the expert plans of one ``train`` game per type, ``--max-replans`` re-plans.
+
+Sections skipped (``--skip-speed/--skip-prag/--skip-flat``) keep the figures of an earlier run.
 Writes ``benchmarks/results/alfworld.json``. Needs the ``alfworld`` extra (``make alfworld-setup``).
 Usage: python benchmarks/bench_alfworld.py [--rounds 2] [--max-steps 5] [--prag-games 3] [--skip-prag]
 """
@@ -100,6 +104,40 @@ def prag(games: list[Path], rounds: int, max_steps: int, out: Path) -> dict:
             "wall_s": time.perf_counter() - start}
 
 
+def flat(games: list[Path], examples: list[Path], max_replans: int, out: Path) -> dict:
+    """The flat LLM-Planner (``icalkit alfworld-plan``) with SmolLM2 on the games; examples from other games."""
+    import torch
+
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner, PlanExample
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+    from icalkit.models.llm.factory import build_llm
+
+    torch.set_num_threads(1)
+    env, pool = AlfworldEnv(max_steps=50, max_failures=50), []
+    for game in examples:
+        obs, info = env.reset(options={"game": game})
+        pool.append(PlanExample(env.task.task_id, obs["text"].rsplit("Your task is to:", 1)[-1].strip(),
+                                info["expert_plan"]))
+    llm = build_llm("hf", cache=True, cache_path=out / "llm_cache.sqlite", device="cpu")
+    planner = AlfworldFlatPlanner(LLMSession(llm, 128), pool, SentenceTransformerEmbedder(), 3, max_replans)
+    start, records = time.perf_counter(), []
+    for game in games:
+        rec = planner.run_episode(env, game)
+        records.append(rec)
+        print(f"flat {rec['task_id']}: {'won' if rec['success'] else 'failed'} {rec['satisfied']}/{rec['total']} "
+              f"conditions, {rec['steps']} commands, {rec['replans']} re-plans, errors {rec['errors'][:1]}", flush=True)
+    n = len(records)
+    return {"model": planner.llm.model_name, "games": n, "examples": len(pool), "k": 3, "max_replans": max_replans,
+            "success_rate": sum(r["success"] for r in records) / n,
+            "gc_satisfied": sum(r["satisfied"] for r in records), "gc_total": sum(r["total"] for r in records),
+            "gc_satisfied_at_start": sum(r["init_satisfied"] for r in records),
+            "commands_per_game": sum(r["steps"] for r in records) / n,
+            "parse_failures": sum(r["llm"]["parse_failures"] for r in records),
+            "llm_calls": sum(r["llm"]["calls"] for r in records), "plans": [r["programs"] for r in records],
+            "oracle": {"goal_feedback": False, "object_map": False}, "wall_s": time.perf_counter() - start}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
@@ -107,26 +145,36 @@ def main() -> None:
     parser.add_argument("--prag-games", type=int, default=3, help="P-RAG on the first N games (CPU time)")
     parser.add_argument("--out", default="runs/bench_alfworld")
     parser.add_argument("--skip-prag", action="store_true")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-flat", action="store_true")
+    parser.add_argument("--max-replans", type=int, default=1)
     args = parser.parse_args()
     out = Path(args.out)
     games = generate_games(ALFWORLD_TYPES, 1, "valid_unseen", out / "games")
-    result = {"benchmark": "ALFWorld engine vs embedded simulator; P-RAG on ALFWorld games",
-              "games": [str(g.relative_to(out)) for g in games], "machine": platform.platform(),
-              "speed": speed(games)}
-    s = result["speed"]
-    print(f"steps/s  ALFWorld {s['alfworld']['steps_per_s']:.1f}  embedded {s['embedded']['steps_per_s']:.1f}  "
-          f"ratio {s['ratio_steps_per_s']:.3f}x")
-    print(f"expert episodes/s (incl. reset)  ALFWorld {s['alfworld']['episodes_per_s']:.3f}  embedded "
-          f"{s['embedded']['episodes_per_s']:.3f}  ratio {s['ratio_episodes_per_s']:.3f}x  "
-          f"(won: {s['alfworld']['won']}/{len(games)} vs {s['embedded']['won']}/{len(games)})")
-    if RESULTS.is_file():  # keep the P-RAG figures of an earlier run when only the speed is re-run
-        result["prag"] = json.loads(RESULTS.read_text()).get("prag")
+    result = {"benchmark": "ALFWorld engine vs embedded simulator; P-RAG and the flat planner on ALFWorld games",
+              "games": [str(g.relative_to(out)) for g in games], "machine": platform.platform()}
+    if not args.skip_speed:  # sections not run keep the figures of an earlier run
+        result["speed"] = s = speed(games)
+        print(f"steps/s  ALFWorld {s['alfworld']['steps_per_s']:.1f}  embedded {s['embedded']['steps_per_s']:.1f}  "
+              f"ratio {s['ratio_steps_per_s']:.3f}x")
+        print(f"expert episodes/s (incl. reset)  ALFWorld {s['alfworld']['episodes_per_s']:.3f}  embedded "
+              f"{s['embedded']['episodes_per_s']:.3f}  ratio {s['ratio_episodes_per_s']:.3f}x  "
+              f"(won: {s['alfworld']['won']}/{len(games)} vs {s['embedded']['won']}/{len(games)})")
+    if not args.skip_flat:
+        examples = generate_games(ALFWORLD_TYPES, 1, "train", out / "games")
+        result["flat"] = f = flat(games, examples, args.max_replans, out)
+        print(f"flat planner: SR {f['success_rate']:.3f} ({f['games']} games), goal conditions "
+              f"{f['gc_satisfied']}/{f['gc_total']} (at start {f['gc_satisfied_at_start']})")
     if not args.skip_prag:
         result["prag"] = prag(games[:args.prag_games], args.rounds, args.max_steps, out)
         for row in result["prag"]["per_round"]:
             ratio = "n/a (round 1 solved none)" if row["success_vs_round1"] is None else f"{row['success_vs_round1']:.2f}x"
             print(f"P-RAG round {row['round']}: SR {row['success_rate']:.3f} ({ratio} vs round 1), GC {row['gc']:.3f}, "
                   f"invalid/episode {row['invalid_per_episode']:.1f}")
+    latest = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}  # another run may have written meanwhile
+    for key, skipped in (("speed", args.skip_speed), ("prag", args.skip_prag), ("flat", args.skip_flat)):
+        if skipped:
+            result[key] = latest.get(key)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
 
