@@ -229,3 +229,20 @@ def test_flat_planner_replans_after_an_inadmissible_command(games, env):
     replan_prompt = llm.prompts[1][-1]["content"]
     assert "'take the moon from the sky' is not admissible here" in replan_prompt and plan[0] in replan_prompt
     assert parse_command_plan("Sure!\n1. go to desk 1\n2. Stop\n3. look") == ["go to desk 1"]
+
+
+@needs_engine
+@pytest.mark.slow
+def test_alfworld_plan_command_with_the_default_model(tmp_path):
+    from icalkit.cli import main
+
+    out = tmp_path / "run"
+    args = ["alfworld-plan", "task_types=[look_at_obj_in_light]", "n_examples_per_type=1", "max_replans=0",
+            "torch_threads=1", "llm.max_new_tokens=48", "wandb.enabled=false", f"out_dir={out}",
+            f"alfworld.games_dir={tmp_path / 'games'}"]
+    assert main(args) == 0
+    recs = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(recs) == 1 and recs[0]["llm"]["calls"] >= 1 and recs[0]["task_type"] == "look_at_obj_in_light"
+    assert (out / "results.md").is_file()
+    assert main(args) == 0  # resumed: the finished game is not played again
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 1
