@@ -74,6 +74,14 @@ def test_parse_command_rejects_prose():
         parse_command("You see a fridge.")
 
 
+@pytest.mark.skipif(HAVE_ENGINE, reason="the alfworld extra is installed here")
+def test_missing_extra_is_a_clear_error():
+    from icalkit.envs.factory import make_env
+
+    with pytest.raises(RuntimeError, match=r"make alfworld-setup"):
+        make_env("alfworld")
+
+
 # ----------------------------------------------------------------------------- with the engine
 
 
