@@ -32,7 +32,7 @@ class Config:
 
     out_dir: str = "runs/retriever/model"
     task_types: list[str] = field(default_factory=list)  # empty = every registered task type
-    pairs_per_type: int = 60
+    pairs_per_type: int = 40
     keys: list[str] = field(default_factory=lambda: ["commander", "dialogue"])
     human_share: float = 0.5
     goal_share: float = 0.25

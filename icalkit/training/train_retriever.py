@@ -40,7 +40,7 @@ class RetrieverTrainConfig:
     adapter_steps: int = 400
     adapter_lr: float = 1e-3
     adapter_temperature: float = 0.05
-    adapter_identity_penalty: float = 1.0
+    adapter_identity_penalty: float = 0.001
     epochs: float = 1.0
     learning_rate: float = 5e-5
     warmup_ratio: float = 0.1

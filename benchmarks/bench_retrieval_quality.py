@@ -1,0 +1,154 @@
+"""Retrieval quality: does the example memory return examples of the right task type?
+
+A memory of 60 demonstrations (5 per TEACh task type, train split, each stored with its dialogue,
+goal sentence and task-relevant start state) is queried, through ``ExampleMemory.retrieve`` with
+the planner's own query (:func:`~icalkit.agents.context.retrieval_query`), by three query sets:
+
+- ``generated``: 5 valid_unseen tasks per type with the task generator's dialogues;
+- ``generated_human``: the same tasks with the wider human-like dialogues (``style="human"``);
+- ``hand_written``: the 48 hand-written dialogues of tests/data/human_dialogues (never trained on).
+
+Per retriever configuration it reports top-1 task-type accuracy and precision@5 (share of the top
+5 with the query's type), overall and per task type. Configurations:
+
+- ``before``: the code before issue 13 (keys = goal sentences, query = whole dialogue, weights
+  1/1/1, state cut to 20 objects for keys and 25 for queries), untuned embedder: the baseline;
+- ``untuned``: shared keys/queries (``commander`` key kind), ICAL weights 0.8/0.1/0.1;
+- ``learned``: the same with the fine-tuned embedder (``--learned`` folder, from
+  ``icalkit train-retriever``).
+
+Writes benchmarks/results/retrieval_quality.json. Usage:
+    python benchmarks/bench_retrieval_quality.py [--learned runs/retriever/model] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results" / "retrieval_quality.json"
+K = 5
+
+
+def build_tasks() -> tuple[list, dict[str, list]]:
+    """Memory tasks and the three query sets, each task with its start world."""
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.tasks.instructions import write_instructions
+    from icalkit.envs.household.tasks.sampler import friendly_params, sample_task
+    from icalkit.training.retriever_data import TFD_TYPES, human_task, load_human_dialogues
+
+    memory = [sample_task(t, i, "train") for t in TFD_TYPES for i in range(5)]
+    generated = [sample_task(t, i, "valid_unseen") for t in TFD_TYPES for i in range(5)]
+    human_like = []
+    for task in generated:
+        copy = type(task).from_dict(task.to_dict())
+        _, copy.dialogue = write_instructions(task.task_type, friendly_params(task), f"{task.task_id}/human",
+                                              style="human")
+        human_like.append(copy)
+    hand = [human_task(d, index=i) for i, d in enumerate(load_human_dialogues())]
+    with_world = lambda tasks: [(t, build_world(t)) for t in tasks]  # noqa: E731
+    return with_world(memory), {"generated": with_world(generated), "generated_human": with_world(human_like),
+                                "hand_written": with_world(hand)}
+
+
+def build_memory(path: Path, memory_tasks: list, embedder: Any, key: str, weights: tuple) -> Any:
+    from icalkit.agents.context import filtered_state, retrieval_state
+    from icalkit.memory.example import Example
+    from icalkit.memory.example_memory import ExampleMemory
+
+    mem = ExampleMemory(path, embedder, key=key, weights=weights)
+    examples = []
+    for task, world in memory_tasks:
+        state = filtered_state(world, task, limit=20) if key == "instruction" else retrieval_state(world, task)
+        examples.append(Example(task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
+                                dialogue=[f"{s}: {t}" for s, t in task.dialogue], filtered_state=state,
+                                success=True))
+    mem.add_many(examples)
+    return mem
+
+
+def evaluate(mem: Any, queries: list, before: bool) -> dict[str, Any]:
+    """Top-1 accuracy and precision@5, overall and per task type."""
+    from icalkit.agents.context import filtered_state, retrieval_query, task_text
+    from icalkit.memory.example import format_state
+
+    per_type: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    asked = []
+    for task, world in queries:
+        if before:  # the query of the code before issue 13
+            asked.append((task_text(task, True), filtered_state(world, task, limit=25)))
+        else:
+            asked.append(retrieval_query(task, world, mem))
+    # what retrieve() does per query, with the embedding batched over the queries
+    texts = mem.text_embedder.embed_text([t for t, _ in asked])
+    states = mem.text_embedder.embed_text([format_state(s) for _, s in asked])
+    for (task, _), text, state in zip(queries, texts, states, strict=True):
+        hits = mem.retrieve_vectors({"instruction": text, "text_state": state}, k=K)
+        types = [h.example.task_type for h in hits]
+        per_type[task.task_type].append((float(types[0] == task.task_type),
+                                         sum(t == task.task_type for t in types) / K))
+    rows = [x for v in per_type.values() for x in v]
+    return {"n": len(rows), "top1": round(sum(r[0] for r in rows) / len(rows), 3),
+            "precision_at_5": round(sum(r[1] for r in rows) / len(rows), 3),
+            "per_type": {t: {"n": len(v), "top1": round(sum(r[0] for r in v) / len(v), 3),
+                             "precision_at_5": round(sum(r[1] for r in v) / len(v), 3)} for t, v in per_type.items()}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--learned", default="runs/retriever/model", help="fine-tuned embedder folder (skipped if absent)")
+    ap.add_argument("--keys", nargs="+", default=["commander"], help="key kinds to measure")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args()
+
+    import torch
+
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    torch.set_num_threads(args.threads)
+    start = time.perf_counter()
+    memory_tasks, query_sets = build_tasks()
+    print(f"tasks and worlds built in {time.perf_counter() - start:.1f}s")
+    untuned = SentenceTransformerEmbedder()
+    configs: list[tuple[str, Any, str, tuple, bool]] = [("before", untuned, "instruction", (1.0, 1.0, 1.0), True)]
+    configs += [(f"untuned/{k}", untuned, k, (0.8, 0.1, 0.1), False) for k in args.keys]
+    learned = Path(args.learned)
+    if (learned / "modules.json").is_file():
+        tuned = SentenceTransformerEmbedder(learned)
+        configs += [(f"learned/{k}", tuned, k, (0.8, 0.1, 0.1), False) for k in args.keys]
+    else:
+        print(f"no learned retriever at {learned}; run `icalkit train-retriever` first")
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, emb, key, weights, before in configs:
+            t0 = time.perf_counter()
+            mem = build_memory(Path(tmp) / f"{name.replace('/', '_')}.db", memory_tasks, emb, key, weights)
+            results[name] = {"embedder": emb.name, "key": key, "weights": list(weights),
+                             **{s: evaluate(mem, q, before) for s, q in query_sets.items()}}
+            mem.close()
+            print(f"{name:22s} " + "  ".join(f"{s}: top1 {results[name][s]['top1']:.3f} p@5 "
+                                             f"{results[name][s]['precision_at_5']:.3f}" for s in query_sets)
+                  + f"  ({time.perf_counter() - t0:.0f}s)")
+    base = results["before"]
+    for r in results.values():
+        for s in query_sets:
+            r[s]["vs_before"] = {"top1": round(r[s]["top1"] / max(base[s]["top1"], 1e-9), 3),
+                                 "precision_at_5": round(r[s]["precision_at_5"] / max(base[s]["precision_at_5"], 1e-9), 3)}
+    out = {"benchmark": "example-memory retrieval quality: task type of the top-5 examples",
+           "memory": "60 examples, 5 per TEACh type (train split), one record per task",
+           "queries": {s: len(q) for s, q in query_sets.items()}, "k": K,
+           "goal": "hand_written: top1 >= 0.9 and precision_at_5 >= 0.85", "results": results,
+           "seconds": round(time.perf_counter() - start, 1)}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

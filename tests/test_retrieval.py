@@ -1,0 +1,232 @@
+"""Retrieval keys shared by learning and deployment, recorded memory settings, the saved FAISS index,
+the dialogue generators, and the learned retriever's data and training (issue 13)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+
+import numpy as np
+import pytest
+
+from icalkit.agents.context import RETRIEVAL_STATE_OBJECTS, retrieval_query, retrieval_state, retrieval_text
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.sampler import sample_task
+from icalkit.memory.embed import SentenceTransformerEmbedder
+from icalkit.memory.example import Example, format_state
+from icalkit.memory.example_memory import (
+    DEFAULT_WEIGHTS,
+    EmptyMemoryError,
+    ExampleMemory,
+    MemorySettingsError,
+)
+from icalkit.memory.index import VectorIndex
+from icalkit.memory.keys import KeyKindError, key_text
+from icalkit.memory.store import ExampleStore
+
+
+@pytest.fixture(scope="module")
+def embedder() -> SentenceTransformerEmbedder:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return SentenceTransformerEmbedder()
+
+
+def example_like_ical(task, world) -> Example:
+    """An example stored the way ICALLearner._save stores one."""
+    return Example(task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
+                   dialogue=[f"{who}: {text}" for who, text in task.dialogue],
+                   filtered_state=retrieval_state(world, task), success=True)
+
+
+# -- keys ------------------------------------------------------------------------------------
+def test_key_text_kinds_and_forms() -> None:
+    turns = [("Driver", "hi what now"), ("Commander", "make coffee"), ("Driver", "done")]
+    stored = [f"{s}: {t}" for s, t in turns]
+    for form in (turns, stored):
+        assert key_text("Make a coffee.", form, "commander") == "make coffee"
+        assert key_text("Make a coffee.", form, "dialogue") == "Driver: hi what now\nCommander: make coffee\nDriver: done"
+        assert key_text("Make a coffee.", form, "instruction") == "Make a coffee."
+    assert key_text("Put the mug away.", [], "commander") == "Put the mug away."  # relabeled examples
+    with pytest.raises(KeyKindError, match="unknown retrieval key kind 'goal'.*commander"):
+        key_text("x", [], "goal")
+
+
+def test_learning_and_deployment_build_the_same_key(tmp_path, embedder) -> None:
+    task = sample_task("Sandwich", 0, "train")
+    world = build_world(task)
+    mem = ExampleMemory(tmp_path / "m.db", embedder)
+    ex = example_like_ical(task, world)
+    text, state = retrieval_query(task, world, mem)
+    assert mem.key_text(ex.instruction, ex.dialogue) == text == retrieval_text(task, mem)
+    assert format_state(ex.filtered_state) == format_state(state)
+    assert len(state) <= RETRIEVAL_STATE_OBJECTS
+    mem.add(ex)
+    hit = mem.retrieve(text, state, k=1)[0]
+    assert hit.signal_scores["instruction"] == pytest.approx(1.0, abs=1e-4)
+    assert hit.signal_scores["text_state"] == pytest.approx(1.0, abs=1e-4)
+    assert hit.score == pytest.approx(DEFAULT_WEIGHTS[0] + DEFAULT_WEIGHTS[1], abs=1e-4)
+
+
+# -- recorded settings -----------------------------------------------------------------------
+def test_memory_records_key_and_weights(tmp_path, embedder, caplog) -> None:
+    path = tmp_path / "m.db"
+    mem = ExampleMemory(path, embedder, key="dialogue", weights=(0.5, 0.5, 0.0))
+    mem.add(Example(task_id="t0", task_type="Coffee", instruction="Make coffee.", dialogue=["Commander: coffee pls"]))
+    mem.close()
+    again = ExampleMemory(path, embedder)  # no settings: the recorded ones
+    assert again.key == "dialogue" and again.weights == (0.5, 0.5, 0.0)
+    with pytest.raises(MemorySettingsError, match=r"written with retrieval key 'dialogue', but key 'commander'"):
+        ExampleMemory(path, embedder, key="commander")
+    with pytest.raises(MemorySettingsError, match=r"written with weights \(0.5, 0.5, 0.0\), but \(0.8, 0.1, 0.1\)"):
+        ExampleMemory(path, embedder, weights=(0.8, 0.1, 0.1))
+    fresh = ExampleMemory(tmp_path / "new.db", embedder)
+    assert fresh.key == "commander" and fresh.weights == DEFAULT_WEIGHTS
+    with pytest.raises(EmptyMemoryError, match="is empty: add examples before retrieving"):
+        fresh.retrieve("make coffee", "", k=3)
+    # a store written before key kinds were recorded embedded goal sentences
+    legacy = ExampleStore(tmp_path / "legacy.db")
+    vec = embedder.embed_text(["Make coffee."])[0]
+    legacy.add_example(Example(task_id="t", task_type="Coffee", instruction="Make coffee."),
+                       {"instruction": (embedder.name, vec), "text_state": (embedder.name, vec)})
+    legacy.close()
+    with caplog.at_level(logging.INFO):
+        assert ExampleMemory(tmp_path / "legacy.db", embedder).key == "instruction"
+    with pytest.raises(MemorySettingsError, match="retrieval key 'instruction'"):
+        ExampleMemory(tmp_path / "legacy.db", embedder, key="commander")
+
+
+# -- the saved index -------------------------------------------------------------------------
+def _fill(mem: ExampleMemory, n: int, start: int = 0) -> None:
+    mem.add_many([Example(task_id=f"t{i}", task_type="Coffee" if i % 2 else "Boil X",
+                          instruction=f"task number {i}", dialogue=[f"Commander: do task {i} please"])
+                  for i in range(start, start + n)])
+
+
+@pytest.mark.parametrize("kind", ["flat", pytest.param("hnsw", marks=pytest.mark.slow)])
+def test_index_saved_beside_store_and_reloaded(tmp_path, embedder, kind, caplog) -> None:
+    path = tmp_path / "m.db"
+    mem = ExampleMemory(path, embedder, index_kind=kind)
+    _fill(mem, 6)
+    first = [h.example.task_id for h in mem.retrieve("do task 3 please", "", k=3)]
+    assert mem.index_report["source"] == "built" and path.with_name("m.db.faiss").is_file()
+    mem.close()
+    writer = ExampleMemory(path, embedder, index_kind=kind, persist_index=False)
+    _fill(writer, 2, start=6)  # added after the save: appended to the loaded index when retrieving
+    writer.close()
+    again = ExampleMemory(path, embedder, index_kind=kind)
+    assert again.index_report["source"] == "loaded" and again.index.ntotal == 6
+    assert [h.example.task_id for h in again.retrieve("do task 3 please", "", k=3)] == first
+    assert again.index.ntotal == 8
+    # other index kind, corrupt sidecar, garbage index file, a replaced store: rebuilt, saying why
+    other = "hnsw" if kind == "flat" else "flat"
+    with caplog.at_level(logging.WARNING):
+        assert ExampleMemory(path, embedder, index_kind=other).index_report["why"].startswith("the index was built with index=")
+        path.with_name("m.db.faiss.json").write_text("{not json")
+        assert "unreadable" in ExampleMemory(path, embedder, index_kind=kind).index_report["why"]
+    ExampleMemory(path, embedder, index_kind=kind).save_index()
+    path.with_name("m.db.faiss").write_bytes(b"garbage")
+    rebuilt = ExampleMemory(path, embedder, index_kind=kind)
+    assert "cannot read FAISS index" in rebuilt.index_report["why"]
+    assert [h.example.task_id for h in rebuilt.retrieve("do task 3 please", "", k=3)] == first
+    rebuilt.save_index()
+    path.unlink()
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    replaced = ExampleMemory(path, embedder, index_kind=kind)  # a new, empty store with the old index beside it
+    assert replaced.index_report["source"] == "built" and "store ends at id 0" in replaced.index_report["why"]
+    assert any("rebuilding the FAISS index" in r.message for r in caplog.records)
+
+
+def test_index_keeps_no_second_copy_of_vectors() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((300, 16)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    for kind in ("flat", "hnsw", "ivf"):
+        index = VectorIndex(16, kind, min_train=100)
+        index.add(x[:150])
+        index.add(x[150:])
+        assert not any(isinstance(v, np.ndarray) and v.size >= x.size for v in vars(index).values())
+        np.testing.assert_allclose(index.vectors([0, 149, 299]), x[[0, 149, 299]], atol=1e-6)
+        allowed = np.zeros(300, bool)
+        allowed[[3, 7, 200]] = True
+        assert set(index.search(x[:1], 3, allowed)[1][0].tolist()) == {3, 7, 200}
+
+
+# -- dialogue generators ---------------------------------------------------------------------
+def test_step_by_step_sandwich_dialogues_name_the_sandwich_and_fillings() -> None:
+    from icalkit.envs.household.tasks.instructions import dialogue
+
+    for seed in range(60):
+        turns = dialogue("Sandwich", {"lettuce": "1", "tomato": "1"}, random.Random(seed))
+        text = " ".join(t for _, t in turns).lower()
+        assert "sandwich" in text and "lettuce" in text and "tomato" in text, text
+
+
+def test_human_style_dialogues() -> None:
+    from icalkit.envs.household.tasks.instructions import write_instructions
+
+    params = {"X": "Potato", "N": "2", "Y": "Plate", "prep": "on"}
+    a = write_instructions("N Cooked Slices Of X In Y", params, 3, style="human")
+    assert a == write_instructions("N Cooked Slices Of X In Y", params, 3, style="human")  # deterministic
+    texts = [" ".join(t for _, t in write_instructions("Coffee", {}, i, style="human")[1]) for i in range(80)]
+    assert sum("coffee" not in t.lower() for t in texts) >= 3  # goal said without the keyword (4 of 80 now)
+    assert len(set(texts)) == len(texts)
+    with pytest.raises(ValueError, match="unknown dialogue style 'poetic'"):
+        write_instructions("Coffee", {}, 0, style="poetic")
+
+
+# -- learned retriever -----------------------------------------------------------------------
+def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
+    from collections import Counter
+
+    from icalkit.training.retriever_data import (
+        TFD_TYPES,
+        RetrieverDataError,
+        check_held_out,
+        load_human_dialogues,
+        training_pairs,
+    )
+
+    hand = load_human_dialogues()
+    counts = Counter(d.task_type for d in hand)
+    assert set(counts) == set(TFD_TYPES) and min(counts.values()) >= 3
+    rows = training_pairs(TFD_TYPES, 3, seed=1, keys=("commander", "dialogue"))
+    assert {r["task_type"] for r in rows} == set(TFD_TYPES)
+    check_held_out(rows, hand)
+    leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
+    with pytest.raises(RetrieverDataError, match="held-out test set"):
+        check_held_out(leaked, hand)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- {id: x, task_type: Make Tea, params: {}, dialogue: [[Commander, hi]]}\n")
+    with pytest.raises(RetrieverDataError, match="unknown task type 'Make Tea'"):
+        load_human_dialogues(bad)
+
+
+def test_type_distinct_batches() -> None:
+    from icalkit.training.train_retriever import TypeDistinctBatchSampler
+
+    types = [f"type{i % 5}" for i in range(40)]
+    sampler = TypeDistinctBatchSampler(types, 4, seed=0)
+    batches = list(sampler)
+    assert batches and all(len({types[i] for i in b}) == 4 for b in batches)
+    assert len({i for b in batches for i in b}) == sum(len(b) for b in batches)  # no row twice
+    with pytest.raises(ValueError, match="exceeds the 5 task types"):
+        TypeDistinctBatchSampler(types, 6)
+
+
+@pytest.mark.slow
+def test_adapter_training_saves_a_loadable_embedder(tmp_path) -> None:
+    from icalkit.training.retriever_data import TFD_TYPES, training_pairs
+    from icalkit.training.train_retriever import RetrieverTrainConfig, train_retriever
+
+    rows = training_pairs(TFD_TYPES[:4], 3, seed=2)
+    cfg = RetrieverTrainConfig(batch_size=4, adapter_steps=5, threads=1, max_minutes=5)
+    summary = train_retriever(rows, tmp_path / "model", cfg)
+    assert summary["steps"] == 5 and summary["texts"] > len(rows)
+    tuned = SentenceTransformerEmbedder(tmp_path / "model")
+    assert tuned.name.startswith("st:model-") and tuned.dim == 384
+    v = tuned.embed_text(["make me a coffee", "boil an egg"])
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="unknown retriever training method 'lora'"):
+        train_retriever(rows, tmp_path / "x", RetrieverTrainConfig(method="lora"))
