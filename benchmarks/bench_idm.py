@@ -89,6 +89,9 @@ def _train_rate(variant: str, cfg, data, batches: int, batch_size: int) -> float
     from icalkit.models.idm.modeling_idm import IDMCriterion
     from icalkit.training.idm_engine import train_one_epoch
 
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(reset_partial_state=True)  # a new precision per variant, in one process
     acc = Accelerator(cpu=True, mixed_precision="bf16" if variant == "bf16_autocast" else "no")
     model = _model(variant, cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -145,7 +148,7 @@ def speed(args) -> dict:
     for v, row in rows.items():
         print(f"{v:14s} train {row['train_samples_per_s']:6.1f} samples/s ({row['train_ratio_vs_eager']:.2f}x)  "
               f"label {row['label_pairs_per_s']:6.1f} pairs/s ({row['label_ratio_vs_eager']:.2f}x)")
-    return {"speed": {"variants": rows, "errors": errors, "rounds": args.rounds, "train_batches": args.batches,
+    return {"speed": {"variants": rows, "per_round": {"train": train, "label": label}, "errors": errors, "rounds": args.rounds, "train_batches": args.batches,
                       "batch_size": args.batch_size, "label_pairs": args.label_pairs,
                       "torch": torch.__version__, "threads": torch.get_num_threads(),
                       "load_average": os.getloadavg()[0]}}
@@ -180,7 +183,7 @@ def main() -> int:
     p.add_argument("--demos", default="runs/idm/demos_unseen")
     p.add_argument("--max-pairs", type=int, default=3000)
     p.add_argument("--episodes", type=int, default=24)
-    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--batches", type=int, default=4)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--label-pairs", type=int, default=256)

@@ -151,8 +151,12 @@ def test_corrupt_frames_are_skipped_and_counted(demos, tmp_path: Path) -> None:
 
 
 def _train_cfg(dataset: Path, out: Path, **train):
+    from accelerate.state import AcceleratorState
+
     from icalkit.config import load_config
     from icalkit.training.train_idm import Config
+
+    AcceleratorState._reset_state(reset_partial_state=True)  # other tests may have set another precision
 
     overrides = [f"data.dir={dataset}", "data.build=false", f"out_dir={out}", "wandb.enabled=false",
                  "progress=false", "train.batch_size=8", "train.lr=0.001", "train.torch_threads=1"]
