@@ -84,12 +84,11 @@ def _model(variant: str, cfg):
 
 def _train_rate(variant: str, cfg, data, batches: int, batch_size: int) -> float:
     from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
     from torch.utils.data import DataLoader
 
     from icalkit.models.idm.modeling_idm import IDMCriterion
     from icalkit.training.idm_engine import train_one_epoch
-
-    from accelerate.state import AcceleratorState
 
     AcceleratorState._reset_state(reset_partial_state=True)  # a new precision per variant, in one process
     acc = Accelerator(cpu=True, mixed_precision="bf16" if variant == "bf16_autocast" else "no")
