@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import copy
+import importlib.util
 import random
 
 import gymnasium
