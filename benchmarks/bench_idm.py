@@ -123,6 +123,7 @@ def speed(args) -> dict:
 
     cfg = load_config(Config, "configs/idm.yaml").model
     data = FramePairs(args.data, "train")
+    cfg.actions, cfg.objects = list(data.meta["actions"]), list(data.meta["objects"])
     frames = data.frames[: args.label_pairs + 1].numpy()
     train = {v: [] for v in VARIANTS}
     label = {v: [] for v in VARIANTS}

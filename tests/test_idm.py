@@ -18,7 +18,10 @@ TINY = dict(image_size=32, backbone="resnet10t", backbone_channels=[8, 8, 16, 16
 
 
 def tiny_config(**kw) -> IDMConfig:
-    return IDMConfig(**{**TINY, **kw})
+    from icalkit.data_gen.idm_data import household_vocabulary
+
+    actions, objects = household_vocabulary()
+    return IDMConfig(**{**TINY, "actions": actions, "objects": objects, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +87,8 @@ def test_save_load_roundtrip_and_errors(tmp_path: Path) -> None:
         InverseDynamicsModel.from_pretrained(tmp_path / "m")
     with pytest.raises(ValueError, match="object vocabulary differs"):
         model.config.check_vocabulary(model.config.actions, ["Mug", "None"], "dataset x")
+    with pytest.raises(ValueError, match="needs its action and object vocabularies"):
+        InverseDynamicsModel(IDMConfig(**TINY))
 
 
 def test_class_weights_and_loss_learns() -> None:

@@ -54,6 +54,14 @@ class Augment:
             raise ValueError("augment.brightness and augment.contrast must be in [0, 1)")
 
 
+def household_vocabulary() -> tuple[list[str], list[str]]:
+    """The household simulator's 17 TEACh actions and its object classes (sorted) plus "None"."""
+    from icalkit.envs.household.actions import ACTIONS
+    from icalkit.envs.household.catalog import OBJECT_TYPES
+
+    return list(ACTIONS), sorted(OBJECT_TYPES) + [NO_OBJECT]
+
+
 def layout_of(task: dict) -> tuple[str, bool]:
     """(layout key such as ``kitchen_L03``, whether it is a held-out layout) of a task dict."""
     from icalkit.envs.household.scene import split_seed

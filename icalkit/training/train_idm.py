@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icalkit.data_gen.idm_data import Augment, FramePairs, build_idm_dataset, read_meta
+from icalkit.data_gen.idm_data import Augment, FramePairs, build_idm_dataset, household_vocabulary, read_meta
 from icalkit.models.idm import IDMConfig, build
 from icalkit.models.idm.modeling_idm import InverseDynamicsModel
 from icalkit.tracking import RunLogger, WandbConfig
@@ -103,12 +103,16 @@ def prepare_data(cfg: Config, accelerator) -> tuple[FramePairs, FramePairs]:
     meta_missing = not (Path(cfg.data.dir) / "meta.json").is_file()
     with accelerator.main_process_first():
         if accelerator.is_main_process and (cfg.data.rebuild or (cfg.data.build and meta_missing)):
-            meta = build_idm_dataset(cfg.data.demo_dirs, cfg.data.dir, cfg.model.image_size, cfg.model.actions,
-                                     cfg.model.objects, progress=cfg.progress)
+            actions, objects = household_vocabulary()
+            meta = build_idm_dataset(cfg.data.demo_dirs, cfg.data.dir, cfg.model.image_size,
+                                     cfg.model.actions or actions, cfg.model.objects or objects,
+                                     progress=cfg.progress)
             print(f"built {cfg.data.dir}: {meta['frames']} frames, {meta['pairs']} pairs "
                   f"{meta['pairs_per_split']}, {meta['skipped_episodes']} episodes skipped, "
                   f"{meta['frames'] / meta['build_wall_s']:.0f} frames/s")
     meta = read_meta(cfg.data.dir)
+    cfg.model.actions = cfg.model.actions or list(meta["actions"])
+    cfg.model.objects = cfg.model.objects or list(meta["objects"])
     cfg.model.check_vocabulary(meta["actions"], meta["objects"], f"dataset {cfg.data.dir}")
     if meta["image_size"] != cfg.model.image_size:
         raise ValueError(f"dataset {cfg.data.dir} holds {meta['image_size']}px frames but model.image_size is "

@@ -6,7 +6,7 @@ One file per part, as in DETR: :mod:`.configuration_idm` (the config and vocabul
 :mod:`.transformer` (encoder/decoder) and :mod:`.modeling_idm` (model, loss, save/load, ``build``).
 """
 
-from icalkit.models.idm.configuration_idm import IDMConfig, default_actions, default_objects
+from icalkit.models.idm.configuration_idm import IDMConfig
 from icalkit.models.idm.modeling_idm import IDMCriterion, InverseDynamicsModel, build
 
-__all__ = ["IDMConfig", "IDMCriterion", "InverseDynamicsModel", "build", "default_actions", "default_objects"]
+__all__ = ["IDMConfig", "IDMCriterion", "InverseDynamicsModel", "build"]

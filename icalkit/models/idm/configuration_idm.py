@@ -10,20 +10,6 @@ NO_OBJECT = "None"
 CONFIG_NAME = "config.json"
 
 
-def default_actions() -> list[str]:
-    """The TEACh primitive actions of the household simulator, in its order."""
-    from icalkit.envs.household.actions import ACTIONS
-
-    return list(ACTIONS)
-
-
-def default_objects() -> list[str]:
-    """Every object class of the household catalog (sorted) plus ``"None"`` for no target."""
-    from icalkit.envs.household.catalog import OBJECT_TYPES
-
-    return sorted(OBJECT_TYPES) + [NO_OBJECT]
-
-
 @dataclass
 class IDMConfig:
     """Sizes and vocabularies of an :class:`~icalkit.models.idm.InverseDynamicsModel`.
@@ -38,7 +24,9 @@ class IDMConfig:
         pretrained_path: local weights (safetensors or torch file) for the backbone; empty = random.
         d_model / n_heads / enc_layers / dec_layers / ffn_dim / dropout: transformer sizes.
         aux_loss: also supervise every intermediate decoder layer (as DETR).
-        actions / objects: output vocabularies; ``objects`` ends with ``"None"`` (no target).
+        actions / objects: output vocabularies; ``objects`` includes ``"None"`` (no target). Empty
+            in a config file = take them from the dataset (the household simulator's by default,
+            see :func:`icalkit.data_gen.idm_data.household_vocabulary`); a model needs both.
     """
 
     image_size: int = 64
@@ -54,8 +42,8 @@ class IDMConfig:
     ffn_dim: int = 256
     dropout: float = 0.1
     aux_loss: bool = True
-    actions: list[str] = field(default_factory=default_actions)
-    objects: list[str] = field(default_factory=default_objects)
+    actions: list[str] = field(default_factory=list)
+    objects: list[str] = field(default_factory=list)
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field."""
@@ -69,9 +57,9 @@ class IDMConfig:
             raise ValueError(f"backbone_stage must be 1..4, got {self.backbone_stage}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if len(set(self.actions)) != len(self.actions) or len(self.actions) < 2:
+        if self.actions and (len(set(self.actions)) != len(self.actions) or len(self.actions) < 2):
             raise ValueError("actions must hold at least two distinct names")
-        if len(set(self.objects)) != len(self.objects) or NO_OBJECT not in self.objects:
+        if self.objects and (len(set(self.objects)) != len(self.objects) or NO_OBJECT not in self.objects):
             raise ValueError(f"objects must be distinct names including {NO_OBJECT!r} (no target)")
         if self.pretrained_path and not Path(self.pretrained_path).is_file():
             raise ValueError(f"pretrained_path {self.pretrained_path!r} is not a file")

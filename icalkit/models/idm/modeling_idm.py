@@ -29,6 +29,9 @@ class InverseDynamicsModel(nn.Module):
     def __init__(self, config: IDMConfig) -> None:
         super().__init__()
         config.validate()
+        if not config.actions or not config.objects:
+            raise ValueError("an IDM needs its action and object vocabularies (config.actions / config.objects); "
+                             "take them from the dataset, e.g. icalkit.data_gen.idm_data.household_vocabulary()")
         self.config = config
         self.backbone = Backbone(config.backbone, config.backbone_stage, config.backbone_channels,
                                  config.pretrained_path, config.backbone_kwargs)
