@@ -13,6 +13,8 @@ execution error the model is re-prompted with the error and the code that alread
   the model itself (``planner_score``) and the best one is executed.
 - ``flat``: LLM-Planner — a flat high-level plan from kNN (instruction, plan) examples, with
   grounded re-planning that lists the objects observed so far.
+- ``copy``: no model at all — the top retrieved example's program is executed as it is (the
+  baseline that shows what retrieval alone buys).
 
 Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether
 the agent also re-plans when a program ends without error but the goal does not hold is
@@ -46,7 +48,7 @@ from icalkit.agents.prompts import load_template
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
-PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat")
+PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat", "copy")
 SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
 
 
@@ -96,6 +98,8 @@ class EpisodeResult:
     success: bool
     satisfied: int
     total: int
+    init_satisfied: int
+    init_total: int
     steps: int
     ref_len: int | None
     attempts: int
@@ -108,6 +112,7 @@ class EpisodeResult:
     programs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     rerank_scores: list[float] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
     oracle: dict[str, bool] = field(default_factory=dict)
     wall_s: float = 0.0
 
@@ -134,6 +139,14 @@ def parse_score(text: str) -> float:
     raise ParseError("no score from 0 to 10 found; reply 'Score: N'")
 
 
+def trace_summary(trace: Trace | None) -> list[dict[str, Any]]:
+    """The API calls of a trace as compact records (line, call, object, success, error, primitives)."""
+    if trace is None:
+        return []
+    return [{"line": c.line, "call": c.method, "object": c.object, "success": c.success, "error": c.error,
+             "primitives": len(c.primitives)} for c in trace.calls]
+
+
 def flat_example_text(examples: list[Any]) -> str:
     """Examples as LLM-Planner (instruction, flat plan) pairs."""
     blocks = []
@@ -148,19 +161,22 @@ class Planner:
     """The deployment agent; one instance plans many episodes.
 
     Args:
-        llm_session: model with sampling settings (completion length, temperature, seed).
+        llm_session: model with sampling settings (completion length, temperature, seed); None
+            only for ``copy``.
         memory: an :class:`~icalkit.memory.example_memory.ExampleMemory`; None only for
             ``zero_shot``.
         config: planner settings.
         limits: executor limits (TEACh budgets).
     """
 
-    def __init__(self, llm_session: LLMSession, memory: Any | None, config: PlannerConfig | None = None,
+    def __init__(self, llm_session: LLMSession | None, memory: Any | None, config: PlannerConfig | None = None,
                  limits: ExecutorLimits | None = None) -> None:
         self.cfg = config or PlannerConfig()
         self.cfg.validate()
         if memory is None and self.cfg.mode != "zero_shot":
             raise ValueError(f"planner mode {self.cfg.mode!r} needs an example memory (or use mode=zero_shot)")
+        if llm_session is None and self.cfg.mode != "copy":
+            raise ValueError(f"planner mode {self.cfg.mode!r} needs a model (only mode=copy runs without one)")
         self.llm, self.memory, self.limits = llm_session, memory, limits or ExecutorLimits()
         flat = self.cfg.mode == "flat"
         self.t_plan = load_template("planner_flat" if flat else "planner")
@@ -228,6 +244,11 @@ class Planner:
     def propose(self, task: Task, executor: Executor, sets: list[list[Any]], stats: CallStats,
                 scores: list[float]) -> tuple[Answer, list[Any]]:
         """First answer (re-ranked over the retrieval sets in ``rerank`` mode) and its examples."""
+        if self.cfg.mode == "copy":
+            ex = sets[0][0] if sets[0] else None
+            program = (ex.revised_program or ex.demo_program) if ex is not None else ""
+            return (Answer({"Program": program}, program) if program.strip()
+                    else Answer(None, "", "no example was retrieved to copy")), sets[0]
         prompts = [self._first_prompt(task, executor, s) for s in sets]
         answers = self.llm.ask(prompts, self._parse, self.t_plan.prompt_id, [stats] * len(prompts))
         if len(answers) == 1:
@@ -256,6 +277,7 @@ class Planner:
         start = time.perf_counter()
         stats = CallStats()
         executor = Executor(env, self.limits)
+        goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame)
         scores: list[float] = []
@@ -285,7 +307,7 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            if attempt == self.cfg.max_replans:
+            if attempt == self.cfg.max_replans or self.cfg.mode == "copy":
                 break
             replans += 1
             prompt = self._replan_prompt(task, executor, examples, last_program, completed, error)
@@ -294,11 +316,12 @@ class Planner:
         return EpisodeResult(
             task_id=task.task_id, task_type=task.task_type, split=task.split, mode=self.cfg.mode,
             success=bool(goal and goal.success), satisfied=goal.satisfied if goal else 0,
-            total=goal.total if goal else 0, steps=executor.runtime.steps, ref_len=ref_len,
+            total=goal.total if goal else 0, init_satisfied=goal0.satisfied, init_total=goal0.total,
+            steps=executor.runtime.steps, ref_len=ref_len,
             attempts=replans + 1, replans=replans, failed_attempts=failed,
-            model=self.llm.model_name, llm=stats.to_dict(),
+            model=self.llm.model_name if self.llm is not None else "", llm=stats.to_dict(),
             retrieved=[e.example_id for e in examples], retrieval_error=retrieval_error,
-            programs=programs, errors=errors, rerank_scores=scores,
+            programs=programs, errors=errors, rerank_scores=scores, trace=trace_summary(trace),
             oracle={"goal_feedback": self.cfg.oracle_goal_feedback,
                     "object_map": self.limits.api.oracle_object_map},
             wall_s=time.perf_counter() - start)
