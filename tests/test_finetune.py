@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from planner_doubles import one_torch_thread
 
 from icalkit.agents.executor import Executor
 from icalkit.data_gen.finetune_data import (
@@ -24,12 +25,7 @@ from icalkit.training.finetune import TrainConfig, load_pairs, make_collator, to
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import torch
+from planner_doubles import one_torch_thread
 
 from icalkit.config import ConfigError, from_dict, load_config
 from icalkit.models.llm import convert
@@ -34,13 +35,7 @@ from icalkit.models.llm.vllm_server import free_port
 PROMPTS = ["hello", "a much longer prompt with many more words in it than the first one", "mid size"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """One intra-op thread: on a busy 2-core machine two spinning threads run ~8x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+one_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 
 @pytest.fixture(scope="module")

@@ -93,7 +93,11 @@ class StepEpisode:
         self.task, self.cfg = task, cfg
         self.sim = Simulator(build_world(task))
         self.executor = Executor(self.sim, limits)
-        self.goal = task_text(task, cfg.use_dialogue)
+        self.start_trajectory()
+
+    def start_trajectory(self) -> None:
+        """Empty trajectory at the current state (goal text, first scene graph, initial goal counts)."""
+        self.goal = task_text(self.task, self.cfg.use_dialogue)
         self.history: list[tuple[str, str]] = []
         self.scene_graphs = [self.scene_graph()]
         self.init_goal = self.goal_result()

@@ -12,8 +12,6 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from icalkit.agents.context import task_text
-from icalkit.agents.llm_session import CallStats
 from icalkit.data_gen.prag import EMPTY_VIEW, PragConfig, StepEpisode
 from icalkit.envs.alfworld.commands import parse_command
 from icalkit.envs.alfworld.env import AlfworldEnv, load_task
@@ -33,14 +31,7 @@ class AlfworldEpisode(StepEpisode):
         self.env = AlfworldEnv(max_steps=max_steps, max_failures=max_failures)
         obs, info = self.env.reset(options={"game": game})
         self.last_text, self.truncated = obs["text"], False
-        self.goal = task_text(task, cfg.use_dialogue)
-        self.history: list[tuple[str, str]] = []
-        self.scene_graphs = [self.scene_graph()]
-        self.init_goal = self.goal_result()
-        self.stats = CallStats()
-        self.finished = self.stopped = False
-        self.end_reason = ""
-        self.invalid = 0
+        self.start_trajectory()
 
     def scene_graph(self) -> str:
         graph = self.env.observation()["scene_graph"]
