@@ -11,7 +11,6 @@ after ``max_wait_s``), which keeps the model busy with the largest batch there i
 from __future__ import annotations
 
 import os
-import queue
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,15 +18,17 @@ from typing import Any
 from icalkit.models.llm.base import LLM, Generation, GenerationError, Prompt, SamplingParams
 
 
-def wait_for_parent(replies: Any, poll_s: float = 2.0) -> Any:
-    """The next message from the parent, or None once the parent process is gone (no orphans)."""
+def wait_for_parent(conn: Any, poll_s: float = 2.0) -> Any:
+    """The next message from the parent on ``conn``, or None once the parent is gone (no orphans)."""
     parent = os.getppid()
     while True:
         try:
-            return replies.get(timeout=poll_s)
-        except queue.Empty:
-            if os.getppid() != parent:
-                return None
+            if conn.poll(poll_s):
+                return conn.recv()
+        except (EOFError, OSError):
+            return None
+        if os.getppid() != parent:
+            return None
 
 
 class RemoteLLM(LLM):
@@ -36,20 +37,18 @@ class RemoteLLM(LLM):
     Args:
         key: which of the parent's models answers (one per distinct model config).
         model_name: the model's name, for records.
-        requests: queue to the parent (shared by all workers).
-        replies: this worker's own queue from the parent.
-        worker_id: this worker's id.
+        conn: this worker's own pipe to the parent (a private pipe per worker: a worker killed
+            mid-message cannot leave a lock that blocks the others).
     """
 
     backend = "remote"
 
-    def __init__(self, key: str, model_name: str, requests: Any, replies: Any, worker_id: int) -> None:
-        self.key, self.model_name = key, model_name
-        self.requests, self.replies, self.worker_id = requests, replies, worker_id
+    def __init__(self, key: str, model_name: str, conn: Any) -> None:
+        self.key, self.model_name, self.conn = key, model_name, conn
 
     def _generate(self, prompts: list[Prompt], params: SamplingParams) -> list[Generation]:
-        self.requests.put(("gen", self.worker_id, self.key, prompts, params.to_dict()))
-        msg = wait_for_parent(self.replies)
+        self.conn.send(("gen", self.key, prompts, params.to_dict()))
+        msg = wait_for_parent(self.conn)
         if msg is None:
             raise SystemExit("the evaluation's parent process is gone")
         kind, payload = msg

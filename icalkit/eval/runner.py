@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import queue
+import multiprocessing.connection as mp_connection
 import time
 import traceback
 from collections.abc import Callable
@@ -105,35 +105,44 @@ class _Planners:
         return rec
 
 
-def _worker_main(worker_id: int, setup: Setup, requests: Any, replies: Any) -> None:
-    """Worker process: run jobs from ``replies`` until told to stop; report to ``requests``."""
+def _worker_main(setup: Setup, conn: Any) -> None:
+    """Worker process: run the jobs the parent sends on ``conn`` until told to stop; answer on it."""
     import torch
 
     torch.set_num_threads(max(1, setup.torch_threads))
 
     def llm_for(method: str) -> LLM | None:
         key = setup.llm_keys[method]
-        return RemoteLLM(key, setup.model_names[key], requests, replies, worker_id) if key else None
+        return RemoteLLM(key, setup.model_names[key], conn) if key else None
 
     planners = _Planners(setup, llm_for)
     while True:
-        msg = wait_for_parent(replies)
+        msg = wait_for_parent(conn)
         if msg is None or msg[0] == "stop":
             return
         job: Job = msg[1]
         try:
-            requests.put(("done", worker_id, job.key, planners.run(job)))
+            conn.send(("done", job.key, planners.run(job)))
         except Exception as exc:  # one bad episode never ends the run
-            requests.put(("fail", worker_id, job.key,
-                          f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
+            conn.send(("fail", job.key, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
 
 
 class _Worker:
-    def __init__(self, ctx: Any, worker_id: int, setup: Setup, requests: Any) -> None:
-        self.id, self.replies, self.job = worker_id, ctx.Queue(), None
+    """A worker process and the parent's end of its private pipe."""
+
+    def __init__(self, ctx: Any, worker_id: int, setup: Setup) -> None:
+        self.id, self.job = worker_id, None
+        self.conn, child = ctx.Pipe()
         # not a daemon: the executor's sandbox starts processes of its own inside a worker
-        self.proc = ctx.Process(target=_worker_main, args=(worker_id, setup, requests, self.replies))
+        self.proc = ctx.Process(target=_worker_main, args=(setup, child))
         self.proc.start()
+        child.close()
+
+    def send(self, msg: Any) -> None:
+        try:
+            self.conn.send(msg)
+        except (OSError, ValueError):  # the worker died; the liveness check handles it
+            pass
 
 
 class Evaluator:
@@ -191,34 +200,32 @@ class Evaluator:
 
     def _run_workers(self, jobs: list[Job], progress: Callable[[], None]) -> None:
         ctx = mp.get_context("spawn")
-        requests = ctx.Queue()
         todo = list(jobs)
         by_key = {j.key: j for j in jobs}
-        self.pool = pool = [_Worker(ctx, i, self.setup, requests) for i in range(min(self.workers, len(jobs)))]
+        self.pool = pool = [_Worker(ctx, i, self.setup) for i in range(min(self.workers, len(jobs)))]
         next_id = len(pool)
         try:
             while todo or any(w.job for w in pool):
                 for w in pool:
                     if w.job is None and todo:
                         w.job = todo.pop(0)
-                        w.replies.put(("job", w.job))
+                        w.send(("job", w.job))
                 busy = sum(1 for w in pool if w.job is not None)
-                try:
-                    msg = requests.get(timeout=0.05 if self.broker.pending else 0.5)
-                except queue.Empty:
-                    msg = None
-                worker = next((w for w in pool if msg is not None and w.id == msg[1]), None)
-                if worker is not None:
-                    kind, wid = msg[0], msg[1]
-                    if kind == "gen":
-                        self.broker.add(wid, msg[2], msg[3], msg[4])
+                ready = mp_connection.wait([w.conn for w in pool], timeout=0.05 if self.broker.pending else 0.5)
+                for w in [w for w in pool if w.conn in ready]:
+                    try:
+                        msg = w.conn.recv()
+                    except (EOFError, OSError):
+                        continue  # the worker died: handled below
+                    if msg[0] == "gen":
+                        self.broker.add(w.id, msg[1], msg[2], msg[3])
                     else:
-                        job = by_key[msg[2]]
-                        self._finish(job, msg[3] if kind == "done" else None, msg[3] if kind == "fail" else "")
-                        worker.job = None
+                        job = by_key[msg[1]]
+                        self._finish(job, msg[2] if msg[0] == "done" else None, msg[2] if msg[0] == "fail" else "")
+                        w.job = None
                         progress()
                 if self.broker.due(busy):
-                    self.broker.flush(lambda wid, m: next(w for w in pool if w.id == wid).replies.put(m))
+                    self.broker.flush(lambda wid, m: [w.send(m) for w in pool if w.id == wid])
                 for i, w in enumerate(pool):
                     if not w.proc.is_alive():
                         self.broker.drop(w.id)
@@ -226,12 +233,13 @@ class Evaluator:
                             self._finish(w.job, None, f"worker process died (exit code {w.proc.exitcode}) "
                                                       f"while running this episode")
                             progress()
-                        pool[i] = _Worker(ctx, next_id, self.setup, requests)
+                        w.conn.close()
+                        pool[i] = _Worker(ctx, next_id, self.setup)
                         next_id += 1
         finally:
             for w in pool:
                 if w.proc.is_alive():
-                    w.replies.put(("stop",))
+                    w.send(("stop",))
             for w in pool:
                 w.proc.join(timeout=5)
                 if w.proc.is_alive():
