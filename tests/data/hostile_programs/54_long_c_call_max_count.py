@@ -1,4 +1,4 @@
 # expect: limit
 # needs: worker (one C call that runs for minutes; no loop tick, no alarm)
 names = ['a'] * 100000
-best = max(names, key=names.count)
+best = max(sorted(sorted(names, key=names.count), key=names.count), key=names.count)
