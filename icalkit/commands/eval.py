@@ -92,10 +92,10 @@ def run(cfg: Config) -> int:
     from tqdm import tqdm
 
     from icalkit.config import ConfigError, to_dict
-    from icalkit.data_gen.results_file import load_records
+    from icalkit.data_gen.results_file import RecordWriter, load_records
     from icalkit.eval.methods import effective_llm
     from icalkit.eval.report import write_report
-    from icalkit.eval.runner import Evaluator, Job, Setup, job_key, model_key, write_jsonl_line
+    from icalkit.eval.runner import Evaluator, Job, Setup, job_key, model_key
     from icalkit.eval.splits import load_split, split_hash
     from icalkit.models.llm.factory import build_llm_from_config
     from icalkit.tracking import RunLogger
@@ -144,15 +144,16 @@ def run(cfg: Config) -> int:
 
     def on_done(job: Job, rec: dict) -> None:
         done[job.key] = rec
-        write_jsonl_line(episodes_path, rec)
+        episodes.write(rec)
         logger.log({"episode/success": float(rec["success"]), "episode/steps": rec["steps"]})
 
     def on_fail(job: Job, message: str) -> None:
-        write_jsonl_line(errors_path, {"method": job.method, "split": job.split, "task_id": job.task.task.task_id,
-                                       "error": message})
+        errors.write({"method": job.method, "split": job.split, "task_id": job.task.task.task_id,
+                      "error": message})
         print(f"icalkit eval: episode {job.key} failed: {message.splitlines()[0]}")
 
-    with tqdm(total=len(jobs), desc="eval", unit="episode") as bar:
+    with RecordWriter(episodes_path) as episodes, RecordWriter(errors_path) as errors, \
+            tqdm(total=len(jobs), desc="eval", unit="episode") as bar:
         stats = Evaluator(setup, llms, cfg.workers, on_done, on_fail).run(jobs, lambda: bar.update(1))
     records = [r for r in done.values() if r["method"] in methods and r["split"] in splits]
     tables = write_report(logger, records, list(methods), list(splits))

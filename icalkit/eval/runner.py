@@ -17,7 +17,6 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from icalkit.config import to_dict
@@ -244,18 +243,6 @@ class Evaluator:
                 w.proc.join(timeout=5)
                 if w.proc.is_alive():
                     w.proc.kill()
-
-
-def write_jsonl_line(path: Path, record: dict) -> None:
-    """Append one record and flush it to disk (the parent is the only writer)."""
-    with open(path, "a") as fh:
-        fh.write(json.dumps(record) + "\n")
-
-
-def setup_dict(setup: Setup) -> dict[str, Any]:
-    """The setup as plain data (for the run's summary)."""
-    return {"methods": {k: to_dict(v) for k, v in setup.methods.items()}, "models": setup.model_names,
-            "sampling": setup.sampling, "oracle_object_map": setup.oracle_object_map}
 
 
 def model_key(cfg: LLMConfig) -> str:
