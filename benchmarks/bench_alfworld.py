@@ -12,7 +12,11 @@
 3. ``flat``: the flat LLM-Planner (``icalkit alfworld-plan``) with the same model on every game, kNN
    examples = the expert plans of one ``train`` game per type, ``--max-replans`` re-plans.
 
-Sections skipped (``--skip-speed/--skip-prag/--skip-flat``) keep the figures of an earlier run.
+4. ``eval``: ``icalkit eval --config configs/eval_alfworld.yaml`` (the evaluation harness on ALFWorld
+   games, as a user runs it: zero-shot and the flat LLM-Planner with 2 train games' expert plans per
+   type as its memory, one game per type and split), Table 1 and the run's throughput.
+
+Sections skipped (``--skip-speed/--skip-prag/--skip-flat/--skip-eval``) keep the figures of an earlier run.
 Writes ``benchmarks/results/alfworld.json``. Needs the ``alfworld`` extra (``make alfworld-setup``).
 Usage: python benchmarks/bench_alfworld.py [--rounds 2] [--max-steps 5] [--prag-games 3] [--skip-prag]
 """
@@ -138,6 +142,30 @@ def flat(games: list[Path], examples: list[Path], max_replans: int, out: Path) -
             "oracle": {"goal_feedback": False, "object_map": False}, "wall_s": time.perf_counter() - start}
 
 
+def harness(out: Path) -> dict:
+    """``icalkit eval --config configs/eval_alfworld.yaml`` with the default model; its Table 1 and run stats."""
+    from icalkit.cli import main as icalkit
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "eval_alfworld.yaml"
+    run = out / "eval"
+    args = ["eval", "--config", str(config), "workers=0", "torch_threads=1", f"split.dir={out / 'splits'}",
+            f"alfworld.games_dir={out / 'games'}", f"out_dir={run}", "wandb.mode=disabled",
+            "methods=[zero_shot, alfworld_flat]"]
+    start = time.perf_counter()
+    code = icalkit(args)
+    summary = json.loads((run / "summary.json").read_text())
+    recs = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
+    return {"command": "icalkit " + " ".join(args[:3]) + " workers=0 torch_threads=1", "exit_code": code,
+            "model": summary["config"]["llm"]["model"] or "SmolLM2-135M-Instruct (default)",
+            "table1": summary["tables"]["table1"], "run": summary["run"],
+            "wins": sum(r["success"] for r in recs), "episodes": len(recs),
+            "gc_completed": sum(r["satisfied"] - r["init_satisfied"] for r in recs),
+            "gc_to_complete": sum(r["init_total"] - r["init_satisfied"] for r in recs),
+            "commands_per_episode": sum(r["steps"] for r in recs) / len(recs),
+            "first_error_inadmissible": sum(1 for r in recs if r["errors"] and "not admissible" in r["errors"][0]),
+            "wall_s": time.perf_counter() - start}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
@@ -147,6 +175,7 @@ def main() -> None:
     parser.add_argument("--skip-prag", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-flat", action="store_true")
+    parser.add_argument("--skip-eval", action="store_true")
     parser.add_argument("--max-replans", type=int, default=1)
     args = parser.parse_args()
     out = Path(args.out)
@@ -171,8 +200,14 @@ def main() -> None:
             ratio = "n/a (round 1 solved none)" if row["success_vs_round1"] is None else f"{row['success_vs_round1']:.2f}x"
             print(f"P-RAG round {row['round']}: SR {row['success_rate']:.3f} ({ratio} vs round 1), GC {row['gc']:.3f}, "
                   f"invalid/episode {row['invalid_per_episode']:.1f}")
+    if not args.skip_eval:
+        result["eval"] = e = harness(out)
+        for row in e["table1"]:
+            print(f"icalkit eval {row['method']}: unseen SR {row['unseen SR']:.3f} GC {row['unseen GC']:.3f}, "
+                  f"seen SR {row['seen SR']:.3f} GC {row['seen GC']:.3f}")
     latest = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}  # another run may have written meanwhile
-    for key, skipped in (("speed", args.skip_speed), ("prag", args.skip_prag), ("flat", args.skip_flat)):
+    for key, skipped in (("speed", args.skip_speed), ("prag", args.skip_prag), ("flat", args.skip_flat),
+                         ("eval", args.skip_eval)):
         if skipped:
             result[key] = latest.get(key)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

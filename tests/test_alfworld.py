@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,12 +75,26 @@ def test_parse_command_rejects_prose():
         parse_command("You see a fridge.")
 
 
-@pytest.mark.skipif(HAVE_ENGINE, reason="the alfworld extra is installed here")
-def test_missing_extra_is_a_clear_error():
+@pytest.fixture
+def without_the_extra(monkeypatch):
+    """The extra as in a venv without it: importing its packages fails (whether or not it is installed)."""
+    for name in ("alfworld", "textworld", "textworld.envs", "textworld.envs.pddl", "fast_downward"):
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_missing_extra_is_a_clear_error(without_the_extra, tmp_path, capsys):
+    from icalkit.cli import main
     from icalkit.envs.factory import make_env
 
-    with pytest.raises(RuntimeError, match=r"make alfworld-setup"):
+    with pytest.raises(RuntimeError, match=r"needs the `alfworld` and `textworld\[pddl\]` packages .*make alfworld-setup"):
         make_env("alfworld")
+    common = [f"alfworld.games_dir={tmp_path / 'games'}", f"out_dir={tmp_path / 'out'}", "wandb.mode=disabled"]
+    assert main(["eval", "--config", str(Path(__file__).parents[1] / "configs" / "eval_alfworld.yaml"),
+                 "methods=[zero_shot]", "splits=[valid_unseen]", f"split.dir={tmp_path}", *common]) == 2
+    assert main(["alfworld-plan", "task_types=[look_at_obj_in_light]", *common]) == 2
+    out = capsys.readouterr().out
+    assert out.count("install the extra with `make alfworld-setup`") == 2, out
+    assert not (tmp_path / "out" / "episodes.jsonl").exists()
 
 
 # ----------------------------------------------------------------------------- with the engine
@@ -256,3 +271,92 @@ def test_alfworld_plan_command_with_the_default_model(tmp_path):
     assert (out / "results.md").is_file()
     assert main(args) == 0  # resumed: the finished game is not played again
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- the evaluation harness
+
+
+def test_eval_refuses_task_types_without_alfworld_games():
+    from icalkit.commands.eval import Config
+    from icalkit.config import ConfigError, load_config
+
+    path = Path(__file__).parents[1] / "configs" / "eval_alfworld.yaml"
+    cfg = load_config(Config, path)
+    assert cfg.env.name == "alfworld" and set(cfg.split.task_types) == set(ALFWORLD_TYPES)
+    with pytest.raises(ConfigError, match=r"split.task_types \['Coffee'\] have no ALFWorld games"):
+        load_config(Config, path, ["split.task_types=[Coffee, pick_and_place]"])
+    from icalkit.eval.alfworld import alfworld_problem
+    from icalkit.eval.methods import load_method
+
+    assert all(alfworld_problem(load_method(m)) is None for m in cfg.methods)
+    assert load_method("alfworld_flat").planner.mode == "flat"
+    assert "cannot run" in alfworld_problem(load_method("copy"))
+
+
+@needs_engine
+@pytest.mark.slow
+def test_eval_runs_on_alfworld_games_by_config(tmp_path, capsys):
+    from planner_doubles import save_tiny_model
+
+    from icalkit.cli import main
+    from icalkit.eval.alfworld import alfworld_split_path, read_plan_memory
+    from icalkit.eval.splits import SplitConfig
+
+    out, plans = tmp_path / "run", tmp_path / "plans.jsonl"
+    flat = tmp_path / "flat.yaml"
+    flat.write_text(f"planner: {{mode: flat, k: 1, max_replans: 0}}\nmemory: {plans}\n")
+    model = save_tiny_model(tmp_path / "tiny")
+    args = ["eval", "--config", str(Path(__file__).parents[1] / "configs" / "eval_alfworld.yaml"),
+            f"methods=[zero_shot, {flat}, ical]", "splits=[valid_unseen]", "split.task_types=[look_at_obj_in_light]",
+            f"split.dir={tmp_path}", f"alfworld.games_dir={tmp_path / 'games'}", "alfworld_examples_per_type=1",
+            "workers=0", "llm.max_new_tokens=8", f"llm.model={model}", "llm.cache=false", f"out_dir={out}",
+            "wandb.mode=disabled"]
+    assert main(args) == 1  # ical is refused: its programs cannot act in ALFWorld
+    text = capsys.readouterr().out
+    assert "method ical: planner mode 'ical' writes Python programs against the household API" in text
+    examples = read_plan_memory(plans)  # written from a train game's expert plan
+    assert len(examples) == 1 and examples[0].task_id.startswith("train/") and examples[0].plan
+    split_file = alfworld_split_path(SplitConfig(task_types=["look_at_obj_in_light"], dir=str(tmp_path)),
+                                     "valid_unseen", _games_cfg(tmp_path / "games"))
+    (st,) = [json.loads(line) for line in split_file.read_text().splitlines()]
+    assert st["game"].endswith("game.tw-pddl") and st["ref_len"] > 0 and st["init_satisfied"] < st["init_total"]
+    recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(r["method"] for r in recs) == ["flat", "zero_shot"]
+    for r in recs:
+        assert (r["game"], r["ref_len"], r["init_total"]) == (st["game"], st["ref_len"], st["init_total"])
+        assert r["split"] == "valid_unseen" and r["llm"]["calls"] >= 1 and r["task_type"] == "look_at_obj_in_light"
+    assert next(r for r in recs if r["method"] == "flat")["retrieved"] == [examples[0].task_id]
+    assert "| zero_shot |" in (out / "table1.md").read_text()
+    assert main(args) == 1  # resumed: nothing is played twice
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 2
+
+
+def _games_cfg(games_dir):
+    from icalkit.envs.alfworld.config import AlfworldConfig
+
+    return AlfworldConfig(games_dir=str(games_dir))
+
+
+@needs_engine
+def test_eval_episode_of_the_expert_plan_scores_full_marks(tmp_path, env):
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.eval.alfworld import build_alfworld_planner, load_alfworld_split, run_alfworld_episode
+    from icalkit.eval.methods import load_method
+    from icalkit.eval.splits import SplitConfig
+    from icalkit.memory.config import MemoryConfig
+    from icalkit.metrics import Episode, aggregate
+
+    cfg = SplitConfig(task_types=["look_at_obj_in_light"], n_per_type=1, dir=str(tmp_path))
+    (st,) = load_alfworld_split(cfg, "valid_unseen", _games_cfg(tmp_path / "games"), progress=False)
+    _, info = env.reset(options={"game": st.game})
+    assert st.ref_len == len(info["expert_plan"])
+    llm = ScriptedLLM(lambda prompt: "Plan:\n" + "\n".join(info["expert_plan"]))
+    method = load_method("zero_shot")
+    planner = build_alfworld_planner(method, llm, MemoryConfig(), {"max_new_tokens": 64})
+    rec = run_alfworld_episode(planner, env, method, st)
+    assert rec["success"] and rec["satisfied"] == rec["total"] and rec["steps"] == st.ref_len
+    assert aggregate([Episode.from_record(rec)])["plw_sr"] == 1.0
+    st.init_satisfied += 1  # a split file that no longer matches its game
+    with pytest.raises(RuntimeError, match="the split file is stale"):
+        run_alfworld_episode(planner, env, method, st)

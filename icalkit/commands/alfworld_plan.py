@@ -68,6 +68,7 @@ def run(cfg: Config) -> int:
     from icalkit.agents.planner_alfworld import AlfworldFlatPlanner, PlanExample
     from icalkit.config import to_dict
     from icalkit.data_gen.results_file import RecordWriter, load_records
+    from icalkit.envs.alfworld.engine import AlfworldUnavailable, GameFileError
     from icalkit.envs.factory import make_env
     from icalkit.memory.config import build_text_embedder
     from icalkit.metrics import Episode, aggregate
@@ -78,15 +79,19 @@ def run(cfg: Config) -> int:
 
         torch.set_num_threads(cfg.torch_threads)
     out = Path(cfg.out_dir)
-    logger = RunLogger(out, to_dict(cfg), cfg.wandb, job_type="alfworld_plan")
-    env = make_env("alfworld", max_steps=cfg.env.max_steps, max_failures=cfg.env.max_failures)
-    games = cfg.alfworld.game_files(cfg.task_types, cfg.n_per_type, cfg.split, cfg.seed)
     pool = []
-    if cfg.n_examples_per_type:
-        for game in cfg.alfworld.game_files(cfg.task_types, cfg.n_examples_per_type, cfg.example_split, cfg.seed):
+    try:  # a missing extra or a game file that does not parse ends the run here, naming it
+        env = make_env("alfworld", max_steps=cfg.env.max_steps, max_failures=cfg.env.max_failures)
+        games = cfg.alfworld.game_files(cfg.task_types, cfg.n_per_type, cfg.split, cfg.seed)
+        for game in cfg.alfworld.game_files(cfg.task_types, cfg.n_examples_per_type, cfg.example_split, cfg.seed) \
+                if cfg.n_examples_per_type else []:
             obs, info = env.reset(options={"game": game})
             pool.append(PlanExample(env.task.task_id, obs["text"].rsplit("Your task is to:", 1)[-1].strip(),
                                     info["expert_plan"]))
+    except (AlfworldUnavailable, GameFileError, FileNotFoundError) as exc:
+        print(f"icalkit alfworld-plan: {exc}")
+        return 2
+    logger = RunLogger(out, to_dict(cfg), cfg.wandb, job_type="alfworld_plan")
     session = LLMSession(build_llm_from_config(cfg.llm), cfg.llm.max_new_tokens, cfg.llm.temperature, cfg.seed)
     planner = AlfworldFlatPlanner(session, pool, build_text_embedder(cfg.embedder) if pool else None, cfg.k,
                                   cfg.max_replans)

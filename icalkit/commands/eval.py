@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icalkit.config import refuse_keys
+from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.config import EnvConfig
 from icalkit.eval.splits import SplitConfig
 from icalkit.memory.config import MemoryConfig
@@ -29,6 +30,7 @@ Examples:
   icalkit eval methods='[ical, ical_no_abstraction, raw_kinesthetic]' split.preset=small workers=8
   icalkit eval curve_method=ical curve_sizes='[0, 5, 10, 20]'
   icalkit eval methods='[finetuned]' llm.backend=openai llm.base_url=http://127.0.0.1:8000/v1 llm.model=m
+  icalkit eval --config configs/eval_alfworld.yaml    # ALFWorld games (env.name=alfworld; make alfworld-setup)
 """
 
 
@@ -40,6 +42,8 @@ class Config:
     curve_method: str = ""
     curve_sizes: list[int] = field(default_factory=lambda: [0, 5, 10, 20])
     env: EnvConfig = field(default_factory=lambda: EnvConfig(render=False))
+    alfworld: AlfworldConfig = field(default_factory=AlfworldConfig)  # env.name=alfworld: the games played
+    alfworld_examples_per_type: int = 2  # train games per type whose expert plans fill a flat method's memory
     llm: LLMConfig = field(default_factory=lambda: LLMConfig(max_new_tokens=384))
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     workers: int = 4
@@ -60,6 +64,13 @@ class Config:
             raise ValueError("workers, torch_threads and curve_sizes must be >= 0")
         refuse_keys(self.llm, "llm", {"threads": "torch_threads"})
         refuse_keys(self.memory.text_embedder, "memory.text_embedder", {"num_threads": "torch_threads"})
+        if self.env.name == "alfworld":
+            from icalkit.eval.alfworld import check_task_types
+
+            check_task_types(self.split.task_types)
+            self.alfworld.validate()
+            if self.alfworld_examples_per_type < 1:
+                raise ValueError(f"alfworld_examples_per_type must be >= 1, got {self.alfworld_examples_per_type}")
 
 
 def git_commit() -> str:
@@ -72,15 +83,21 @@ def git_commit() -> str:
         return ""
 
 
+def method_specs(cfg: Config) -> list[str]:
+    """The method names to evaluate (curve points included), each once."""
+    specs = list(cfg.methods) + [f"{cfg.curve_method}@{n}" for n in cfg.curve_sizes if cfg.curve_method]
+    return list(dict.fromkeys(specs))
+
+
 def resolve_methods(cfg: Config) -> tuple[dict, list[str]]:
     """Methods by name (curve points included) and the problems of those that cannot run."""
+    from icalkit.eval.alfworld import alfworld_problem
     from icalkit.eval.methods import load_method, method_problem
 
-    specs = list(cfg.methods) + [f"{cfg.curve_method}@{n}" for n in cfg.curve_sizes if cfg.curve_method]
     methods, problems = {}, []
-    for spec in dict.fromkeys(specs):
+    for spec in method_specs(cfg):
         method = load_method(spec)
-        problem = method_problem(method)
+        problem = (cfg.env.name == "alfworld" and alfworld_problem(method)) or method_problem(method)
         if problem:
             problems.append(problem)
         else:
@@ -93,6 +110,8 @@ def run(cfg: Config) -> int:
 
     from icalkit.config import ConfigError, to_dict
     from icalkit.data_gen.results_file import RecordWriter, load_records
+    from icalkit.envs.alfworld.engine import AlfworldUnavailable, GameFileError
+    from icalkit.eval.alfworld import ensure_plan_memories, load_alfworld_split
     from icalkit.eval.methods import effective_llm
     from icalkit.eval.report import write_report
     from icalkit.eval.runner import Evaluator, Job, Setup, job_key, model_key
@@ -100,16 +119,19 @@ def run(cfg: Config) -> int:
     from icalkit.models.llm.factory import build_llm_from_config
     from icalkit.tracking import RunLogger
 
+    alfworld = cfg.env.name == "alfworld"
     try:
+        if alfworld:  # a flat method's plan memory: the train games' expert plans, written on first use
+            ensure_plan_memories(method_specs(cfg), cfg.alfworld, cfg.split.task_types,
+                                 cfg.alfworld_examples_per_type, cfg.split.seed)
         methods, problems = resolve_methods(cfg)
-    except ConfigError as exc:
+        splits = {s: load_alfworld_split(cfg.split, s, cfg.alfworld) if alfworld else load_split(cfg.split, s)
+                  for s in cfg.splits}
+    except (ConfigError, AlfworldUnavailable, GameFileError) as exc:  # a missing extra, a broken game file
         print(f"icalkit eval: {exc}")
         return 2
     for p in problems:
         print(f"icalkit eval: skipped {p}")
-    splits = {}
-    for s in cfg.splits:
-        splits[s] = load_split(cfg.split, s)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     episodes_path, errors_path = out / "episodes.jsonl", out / "errors.jsonl"

@@ -39,6 +39,10 @@ class TruncatedMemory:
 def build_planner(method: MethodConfig, llm: LLM | None, memory_cfg: MemoryConfig, sampling: dict[str, Any],
                   env_cfg: EnvConfig, oracle_object_map: bool) -> Planner:
     """The deployment agent of ``method`` (its memory opened, cut to ``memory_limit`` examples)."""
+    if env_cfg.name == "alfworld":
+        from icalkit.eval.alfworld import build_alfworld_planner
+
+        return build_alfworld_planner(method, llm, memory_cfg, sampling)
     memory = None
     if method.planner.mode != "zero_shot":
         cfg = dataclasses.replace(memory_cfg, path=method.memory)
@@ -53,6 +57,10 @@ def build_planner(method: MethodConfig, llm: LLM | None, memory_cfg: MemoryConfi
 
 def run_episode(planner: Planner, env: Any, method: MethodConfig, st: SplitTask) -> dict[str, Any]:
     """Run one task; the record holds the planner's result plus the split's start-of-episode facts."""
+    if st.game:  # an ALFWorld game
+        from icalkit.eval.alfworld import run_alfworld_episode
+
+        return run_alfworld_episode(planner, env, method, st)
     obs, _ = env.reset(options={"task": st.task})
     frame = obs.get("rgb") if isinstance(obs, dict) else None
     rec = planner.run_episode(st.task, env, st.ref_len, frame).to_dict()

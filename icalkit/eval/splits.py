@@ -68,15 +68,17 @@ class SplitTask:
     ref_len: int | None
     init_satisfied: int
     init_total: int
+    game: str = ""  # ALFWorld: the game file played (empty on the embedded simulator)
 
     def to_dict(self) -> dict:
-        return {"task": self.task.to_dict(), "ref_len": self.ref_len,
-                "init_satisfied": self.init_satisfied, "init_total": self.init_total}
+        d = {"task": self.task.to_dict(), "ref_len": self.ref_len,
+             "init_satisfied": self.init_satisfied, "init_total": self.init_total}
+        return d | {"game": self.game} if self.game else d
 
     @classmethod
     def from_dict(cls, data: dict) -> SplitTask:
         return cls(Task.from_dict(data["task"]), data["ref_len"], int(data["init_satisfied"]),
-                   int(data["init_total"]))
+                   int(data["init_total"]), str(data.get("game", "")))
 
 
 def split_task(task: Task) -> SplitTask:
