@@ -14,7 +14,8 @@
 
 4. ``eval``: ``icalkit eval --config configs/eval_alfworld.yaml`` (the evaluation harness on ALFWorld
    games, as a user runs it: zero-shot and the flat LLM-Planner with 2 train games' expert plans per
-   type as its memory, one game per type and split), Table 1 and the run's throughput.
+   type as its memory, one ``valid_unseen`` game per type), Table 1 and the run's throughput (of the
+   last invocation: the run resumes when it is started again).
 
 Sections skipped (``--skip-speed/--skip-prag/--skip-flat/--skip-eval``) keep the figures of an earlier run.
 Writes ``benchmarks/results/alfworld.json``. Needs the ``alfworld`` extra (``make alfworld-setup``).
@@ -150,12 +151,13 @@ def harness(out: Path) -> dict:
     run = out / "eval"
     args = ["eval", "--config", str(config), "workers=0", "torch_threads=1", f"split.dir={out / 'splits'}",
             f"alfworld.games_dir={out / 'games'}", f"out_dir={run}", "wandb.mode=disabled",
-            "methods=[zero_shot, alfworld_flat]"]
+            "methods=[zero_shot, alfworld_flat]", "splits=[valid_unseen]"]
     start = time.perf_counter()
     code = icalkit(args)
     summary = json.loads((run / "summary.json").read_text())
-    recs = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
-    return {"command": "icalkit " + " ".join(args[:3]) + " workers=0 torch_threads=1", "exit_code": code,
+    recs = [r for r in map(json.loads, (run / "episodes.jsonl").read_text().splitlines()) if r["split"] == "valid_unseen"]
+    return {"command": "icalkit " + " ".join(args[:3]) + " workers=0 torch_threads=1 splits=[valid_unseen]",
+            "exit_code": code,
             "model": summary["config"]["llm"]["model"] or "SmolLM2-135M-Instruct (default)",
             "table1": summary["tables"]["table1"], "run": summary["run"],
             "wins": sum(r["success"] for r in recs), "episodes": len(recs),
@@ -203,8 +205,8 @@ def main() -> None:
     if not args.skip_eval:
         result["eval"] = e = harness(out)
         for row in e["table1"]:
-            print(f"icalkit eval {row['method']}: unseen SR {row['unseen SR']:.3f} GC {row['unseen GC']:.3f}, "
-                  f"seen SR {row['seen SR']:.3f} GC {row['seen GC']:.3f}")
+            print(f"icalkit eval {row['method']}: unseen SR {row['unseen SR']:.3f} GC {row['unseen GC']:.3f} "
+                  f"PLW-SR {row['unseen PLW-SR']:.3f} ({row['unseen n']} games)")
     latest = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}  # another run may have written meanwhile
     for key, skipped in (("speed", args.skip_speed), ("prag", args.skip_prag), ("flat", args.skip_flat),
                          ("eval", args.skip_eval)):
