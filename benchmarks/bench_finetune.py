@@ -2,19 +2,27 @@
 
 Phases (each merges its figures into benchmarks/results/finetune.json, keeping the others):
 
-- ``train``: the same ``icalkit finetune`` command (the user's level) on the same pairs for the
-  same number of optimizer steps, once per variant, each in its own process (clean peak RSS):
-  full fp32, full bf16 autocast, full bf16 + packing, LoRA r=16 bf16, and full bf16 under
-  ``accelerate launch --config_file accelerate_config.yaml``. Tokens/s counts trained tokens
-  (padding excluded), over the whole ``trainer.train`` call; ratios are against full fp32 of
-  the same run. Variants run interleaved ``--repeats`` times (best kept), so that load from
-  other processes touches all of them alike; the 1-minute load average is recorded.
+- ``train``: the same ``icalkit finetune`` command (the user's level) on the same real planner
+  pairs for the same number of optimizer steps, once per variant, each in its own process (clean
+  peak RSS): the plain path (the model's own forward and loss over every position) in fp32 and
+  bf16 autocast, then the default path (logits only at completion positions, shared prompt
+  prefix run once per micro-batch; see icalkit/training/completion_loss.py) and its ablations,
+  LoRA r=16, and the default under ``accelerate launch --config_file accelerate_config.yaml``.
+  Tokens/s counts the pairs' tokens (padding excluded), over the whole ``trainer.train`` call and
+  after the first optimizer step (steady); ratios are against plain bf16 autocast of the same
+  run. Variants run interleaved ``--repeats`` times (best kept); the 1-minute load average is
+  recorded.
 - ``serve``: a real vLLM OpenAI-compatible server (``icalkit.inference.serve``, .venv-vllm)
   with the base model and a LoRA adapter; ``--requests`` greedy chat completions sent one at a
   time vs 8 at once, tokens/s and the ratio, for base and adapter.
 
+- ``eval``: success on trained vs held-out task types (valid_unseen) of ``icalkit eval`` runs of
+  the fine-tuned planner and its baselines (``trained_types_sr``, ``heldout_types_sr`` of the
+  recommended method, with episode counts).
+
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora/adapter
+       python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
 """
 
 from __future__ import annotations
@@ -31,13 +39,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "finetune.json"
 WORK = ROOT / "runs" / "bench_finetune"
+PLAIN = ["train.completion_loss=false", "train.shared_prefix=false"]  # the model's own forward + loss
 VARIANTS = {
-    "full_fp32": ["train.method=full", "train.precision=fp32", "train.packing=false"],
-    "full_bf16": ["train.method=full", "train.precision=bf16", "train.packing=false"],
-    "full_bf16_packing": ["train.method=full", "train.precision=bf16", "train.packing=true"],
-    "lora16_bf16": ["train.method=lora", "train.lora_r=16", "train.precision=bf16", "train.packing=false"],
-    "full_bf16_accelerate": ["train.method=full", "train.precision=bf16", "train.packing=false"],
+    "full_fp32_plain": ["train.method=full", "train.precision=fp32", *PLAIN],
+    "full_bf16_plain": ["train.method=full", "train.precision=bf16", *PLAIN],
+    "full_bf16_completion_loss": ["train.method=full", "train.precision=bf16", "train.shared_prefix=false"],
+    "full_bf16": ["train.method=full", "train.precision=bf16"],
+    "full_bf16_eager": ["train.method=full", "train.precision=bf16", "train.attention=eager"],
+    "full_bf16_packing": ["train.method=full", "train.precision=bf16", "train.shared_prefix=false", "train.packing=true"],
+    "lora16_bf16": ["train.method=lora", "train.lora_r=16", "train.precision=bf16"],
+    "full_bf16_accelerate": ["train.method=full", "train.precision=bf16"],
 }
+BASELINE = "full_bf16_plain"  # the issue's reference: plain bf16 autocast
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
@@ -52,7 +65,7 @@ def merge(figures: dict) -> dict:
 
 def build_data(n_per_type: int) -> Path:
     """A small pairs dataset shared by every variant (built once)."""
-    out = WORK / "data"
+    out = WORK / f"data_{n_per_type}"
     if not (out / "dataset").is_dir():
         from icalkit.data_gen.finetune_data import PairConfig, build_pairs
 
@@ -61,11 +74,11 @@ def build_data(n_per_type: int) -> Path:
     return out / "dataset"
 
 
-def train_variant(name: str, dataset: Path, steps: int, micro_batch: int, threads: int) -> dict:
+def train_variant(name: str, dataset: Path, steps: int, micro_batch: int, grad_accum: int, threads: int) -> dict:
     """Run one variant through the CLI; its train_summary.json."""
     out = WORK / name
     args = [f"dataset={dataset}", f"out_dir={out}", f"train.max_steps={steps}", f"train.micro_batch={micro_batch}",
-            "train.grad_accum=1", "train.save_steps=100000", "train.resume=false", "train.time_budget_s=0",
+            f"train.grad_accum={grad_accum}", "train.save_steps=100000", "train.resume=false", "train.time_budget_s=0",
             f"train.threads={threads}", "train.device=cpu", "data.valid_fraction=0", *VARIANTS[name]]
     if name.endswith("_accelerate"):
         cmd = [str(ROOT / ".venv" / "bin" / "accelerate"), "launch", "--config_file", str(ROOT / "accelerate_config.yaml"),
@@ -85,16 +98,20 @@ def phase_train(args: argparse.Namespace) -> dict:
     for _ in range(args.repeats):
         for name in args.variants:
             loads.append(os.getloadavg()[0])
-            s = train_variant(name, dataset, args.steps, args.micro_batch, args.threads)
+            s = train_variant(name, dataset, args.steps, args.micro_batch, args.grad_accum, args.threads)
             print(f"{name}: {s['train_tokens_per_s']} tokens/s, peak RSS {s['peak_rss_gb']} GB, loss {s['train_loss']:.3f}")
             if name not in best or s["train_tokens_per_s"] > best[name]["train_tokens_per_s"]:
                 best[name] = s
-    base = best.get("full_fp32", next(iter(best.values())))["train_tokens_per_s"]
-    rows = {n: {"train_tokens_per_s": s["train_tokens_per_s"], "ratio_vs_full_fp32": round(s["train_tokens_per_s"] / base, 2),
+    base = best.get(BASELINE, next(iter(best.values())))["train_tokens_per_s"]
+    steady = best.get(BASELINE, next(iter(best.values())))["steady_tokens_per_s"]
+    rows = {n: {"train_tokens_per_s": s["train_tokens_per_s"], f"ratio_vs_{BASELINE}": round(s["train_tokens_per_s"] / base, 2),
+                "steady_tokens_per_s": s["steady_tokens_per_s"],
+                f"steady_ratio_vs_{BASELINE}": round(s["steady_tokens_per_s"] / steady, 2),
                 "peak_rss_gb": s["peak_rss_gb"], "tokens": s["tokens_seen"], "wall_s": s["wall_s"],
                 "train_loss": round(s["train_loss"], 4)} for n, s in best.items()}
     headline = rows.get("full_bf16", next(iter(rows.values())))
     return {"training": {"model": "SmolLM2-135M-Instruct", "steps": args.steps, "micro_batch": args.micro_batch,
+                         "grad_accum": args.grad_accum, "baseline": BASELINE,
                          "threads": args.threads, "repeats": args.repeats, "load_average_1m": loads,
                          "command": "icalkit finetune (see VARIANTS in the benchmark)", "variants": rows},
             "train_tokens_per_s": headline["train_tokens_per_s"], "peak_rss_gb": max(r["peak_rss_gb"] for r in rows.values())}
@@ -129,20 +146,53 @@ def phase_serve(args: argparse.Namespace) -> dict:
                         "max_new_tokens": args.new_tokens, "load_average_1m": os.getloadavg()[0], **out}}
 
 
+def phase_eval(args: argparse.Namespace) -> dict:
+    """Trained-type vs held-out-type figures of ``icalkit eval`` runs (their episodes.jsonl).
+
+    The pair settings (which types were trained) come from the fine-tune's ``data/stats.json``.
+    """
+    from icalkit.metrics import Episode, aggregate
+
+    trained = set(json.loads((Path(args.finetune_dir) / "data" / "stats.json").read_text())["by_type"])
+    records = [json.loads(line) for run in args.eval_dirs for line in (Path(run) / "episodes.jsonl").open()]
+    methods: dict[str, dict] = {}
+    for name in dict.fromkeys(r["method"] for r in records):
+        rows = [r for r in records if r["method"] == name and r["split"] == "valid_unseen"]
+        groups = {"trained_types": [r for r in rows if r["task_type"] in trained],
+                  "heldout_types": [r for r in rows if r["task_type"] not in trained]}
+        methods[name] = {}
+        for group, recs in groups.items():
+            agg = aggregate(Episode.from_record(r) for r in recs)
+            methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
+                                    "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"]}
+        print(name, methods[name])
+    best = methods[args.recommended]
+    return {"evaluation": {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
+                           "finetune_dir": args.finetune_dir, "eval_dirs": args.eval_dirs,
+                           "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods},
+            "trained_types_sr": best["trained_types"]["sr"], "trained_types_episodes": best["trained_types"]["episodes"],
+            "heldout_types_sr": best["heldout_types"]["sr"], "heldout_types_episodes": best["heldout_types"]["episodes"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", choices=["train", "serve"])
+    parser.add_argument("phase", choices=["train", "serve", "eval"])
     parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--micro-batch", type=int, default=2)
+    parser.add_argument("--micro-batch", type=int, default=4)
+    parser.add_argument("--grad-accum", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--n-per-type", type=int, default=3)
+    parser.add_argument("--n-per-type", type=int, default=6)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--adapter", default=str(WORK / "lora16_bf16" / "adapter"))
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--finetune-dir", default="runs/ft_main")
+    parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
+    parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     args = parser.parse_args()
-    figures = phase_train(args) if args.phase == "train" else phase_serve(args)
+    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval}
+    figures = phases[args.phase](args)
     print(json.dumps(merge(figures), indent=2))
 
 

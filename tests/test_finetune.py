@@ -138,6 +138,41 @@ def test_packing_keeps_pairs_apart(tokenizer, tiny_dir):
     assert torch.allclose(packed[0], torch.cat(single), atol=1e-4)
 
 
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_completion_loss_with_shared_prefix_is_exact(tokenizer, tiny_dir, method):
+    """Loss and gradients equal the model's own loss on padded rows, with the shared prefix run once."""
+    from transformers import AutoModelForCausalLM
+
+    from icalkit.training.completion_loss import SharedPrefixCollator, completion_loss
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir, attn_implementation="sdpa")
+    if method == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj", "down_proj"],
+                                                 init_lora_weights=False))
+    system = {"role": "system", "content": "You are a household robot. Write a program with the API."}
+    feats = [tokenize_pair(tokenizer, [system, {"role": "user", "content": q}], a) for q, a in
+             [("Make coffee.", "mug.pickup()"), ("Water the plant, please.", "pot.pour(plant)\nx = 1"),
+              ("Boil a potato in a pot on the stove.", "pot.go_to()")]]
+    shared = SharedPrefixCollator(tokenizer.pad_token_id)(feats)
+    assert shared["prefix_ids"].shape[1] > 10  # the system turn is shared
+    assert int(shared["attention_mask"].sum()) == sum(len(f["input_ids"]) for f in feats)
+    plain = make_collator(tokenizer, packing=False)(feats)
+    n_items = int((plain["labels"][:, 1:] != -100).sum())
+
+    def loss_and_grads(fn):
+        model.zero_grad()
+        loss = fn()
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in model.parameters() if p.requires_grad]
+
+    ours, ours_g = loss_and_grads(lambda: completion_loss(model, shared, n_items))
+    ref, ref_g = loss_and_grads(lambda: model(**plain, use_cache=False).loss)
+    assert torch.allclose(ours, ref, atol=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(ours_g, ref_g))
+
+
 def _train_cfg(tiny_dir: Path, **kw) -> TrainConfig:
     base = dict(model=str(tiny_dir), method="full", max_steps=6, micro_batch=2, grad_accum=1, precision="fp32",
                 learning_rate=1e-2, save_steps=100, logging_steps=1, threads=1, device="cpu", warmup_ratio=0.0)

@@ -10,9 +10,12 @@ scheduler, RNG and data position so that a stopped run resumes to the same resul
 - Padding-free packing (``packing=true``): a micro-batch is one row of concatenated pairs with
   position ids restarting per pair; transformers turns them into a block-diagonal attention mask,
   so pairs never attend to one another and no token is padding.
+- The loss (:mod:`icalkit.training.completion_loss`): logits only at the completion's
+  positions, and the prompt prefix a micro-batch shares computed once; both exact.
 - A time budget: the run stops, checkpoints and saves the model when it is spent; re-running the
   same command resumes from the checkpoint.
-- Throughput (trained tokens/s, padding excluded) and peak RSS in ``train_summary.json``.
+- Throughput (trained tokens/s, padding excluded; over the whole call and after the first
+  optimizer step) and peak RSS in ``train_summary.json``.
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ class TrainConfig:
         micro_batch: pairs per forward pass; grad_accum: micro-batches per optimizer step.
         max_length: pairs longer than this (tokens) are dropped and counted, never truncated.
         precision: ``fp32`` or ``bf16`` (autocast; fp32 master weights).
+        completion_loss: logits and loss only at the completion's positions (exact; off: the
+            model's own forward and loss over every position).
+        shared_prefix: the prompt prefix a micro-batch shares runs once (exact; needs
+            completion_loss, excludes packing). Both are turned off in multi-process runs.
+        attention: ``sdpa`` or ``eager`` (transformers' attention implementation).
         packing: padding-free micro-batches (see the module docstring); off: padded batches
             grouped by length.
         torch_compile: compile the model (slow first steps; recompiles on new shapes).
@@ -77,7 +85,10 @@ class TrainConfig:
     grad_accum: int = 2
     max_length: int = 2048
     precision: str = "bf16"
-    packing: bool = True
+    completion_loss: bool = True
+    shared_prefix: bool = True
+    attention: str = "sdpa"
+    packing: bool = False
     torch_compile: bool = False
     threads: int = 2
     time_budget_s: float = 0.0
@@ -95,6 +106,10 @@ class TrainConfig:
             raise ValueError(f"train.method {self.method!r} is not one of {METHODS}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"train.precision {self.precision!r} is not one of {PRECISIONS}")
+        if self.attention not in ("sdpa", "eager"):
+            raise ValueError(f"train.attention {self.attention!r} is not one of ('sdpa', 'eager')")
+        if self.shared_prefix and (self.packing or not self.completion_loss):
+            raise ValueError("train.shared_prefix needs train.completion_loss=true and train.packing=false")
         if self.micro_batch < 1 or self.grad_accum < 1 or self.max_length < 16:
             raise ValueError("train.micro_batch and train.grad_accum must be >= 1, train.max_length >= 16")
         if self.max_steps < 0 or self.epochs <= 0 and self.max_steps == 0:
@@ -169,7 +184,7 @@ def load_model(cfg: TrainConfig) -> tuple[Any, Any]:
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"train.model {folder} is not a Hugging Face model folder (no config.json)")
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="sdpa")
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation=cfg.attention)
     model.config.use_cache = False  # no KV cache in training; with one, packed rows would attend across pairs
     if cfg.method == "lora":
         from peft import LoraConfig, get_peft_model
@@ -204,17 +219,21 @@ def training_arguments(cfg: TrainConfig, out_dir: Path, has_eval: bool, report_t
         remove_unused_columns=False, dataloader_num_workers=0, disable_tqdm=False)
 
 
-def make_collator(tokenizer: Any, packing: bool) -> Any:
-    """Padding-free flattening (packing) or dynamic padding with -100 labels."""
+def make_collator(tokenizer: Any, packing: bool, shared_prefix: bool = False) -> Any:
+    """Padding-free flattening (packing), or padded batches (with the shared prefix split off)."""
     from transformers import DataCollatorForSeq2Seq, DataCollatorWithFlattening
+
+    from icalkit.training.completion_loss import SharedPrefixCollator
 
     if packing:
         return DataCollatorWithFlattening(return_position_ids=True, separator_id=-100)
+    if shared_prefix:
+        return SharedPrefixCollator(tokenizer.pad_token_id, share=True)
     return DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
 
 
 class StopCallbackFactory:
-    """Builds the callback that stops on the time budget or after a step (and checkpoints)."""
+    """Builds the callback that stops on the time budget or after a step (and checkpoints), and times steps."""
 
     @staticmethod
     def build(time_budget_s: float, stop_after_steps: int) -> Any:
@@ -224,6 +243,8 @@ class StopCallbackFactory:
             def __init__(self) -> None:
                 self.start = time.monotonic()
                 self.reason = ""
+                self.first: tuple[float, int] | None = None
+                self.last: tuple[float, int] = (0.0, 0)
 
             def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers API
                 if time_budget_s and time.monotonic() - self.start > time_budget_s:
@@ -232,7 +253,16 @@ class StopCallbackFactory:
                     self.reason = f"stop_after_steps={stop_after_steps} reached"
                 if self.reason and state.global_step < state.max_steps:
                     control.should_save = control.should_training_stop = True
+                if self.first is None:  # steady-state throughput: from the end of the first step on
+                    self.first = (time.perf_counter(), state.num_input_tokens_seen)
+                self.last = (time.perf_counter(), state.num_input_tokens_seen)
                 return control
+
+            def steady_tokens_per_s(self) -> float | None:
+                """Tokens/s after the first optimizer step (its one-off warm-up left out); None if < 2 steps."""
+                if self.first is None or self.last[0] <= self.first[0]:
+                    return None
+                return round((self.last[1] - self.first[1]) / (self.last[0] - self.first[0]), 1)
 
         return _Stop()
 
@@ -270,9 +300,13 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         report_to: transformers' ``report_to`` (``wandb`` or ``none``).
     """
     import torch
+    from accelerate import PartialState
     from transformers import Trainer
 
+    from icalkit.training.completion_loss import completion_loss_trainer
+
     cfg.validate()
+    fast = cfg.completion_loss and PartialState().num_processes == 1  # both bypass a DDP wrapper's forward
     out = Path(out_dir)
     ds = load_pairs(dataset_path)
     if cfg.threads:
@@ -283,10 +317,12 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         raise DatasetError(f"every training pair is longer than train.max_length={cfg.max_length} tokens")
     eval_ds = tokenize_split(ds["validation"], tokenizer, cfg.max_length)[0] if len(ds.get("validation", [])) else None
     stop = StopCallbackFactory.build(cfg.time_budget_s, cfg.stop_after_steps)
-    trainer = Trainer(model=model, args=training_arguments(cfg, out, eval_ds is not None, report_to),
-                      train_dataset=train_ds, eval_dataset=eval_ds, data_collator=make_collator(tokenizer, cfg.packing),
-                      processing_class=tokenizer,  # checkpoints carry the tokenizer: each one loads on its own
-                      callbacks=[stop])
+    trainer_cls = completion_loss_trainer() if fast else Trainer
+    collator = make_collator(tokenizer, cfg.packing, shared_prefix=fast and cfg.shared_prefix)
+    trainer = trainer_cls(model=model, args=training_arguments(cfg, out, eval_ds is not None, report_to),
+                          train_dataset=train_ds, eval_dataset=eval_ds, data_collator=collator,
+                          processing_class=tokenizer,  # checkpoints carry the tokenizer: each one loads on its own
+                          callbacks=[stop])
     resume = latest_checkpoint(out) if cfg.resume else None
     start = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume)
@@ -296,6 +332,8 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
     finished = not stop.reason
     summary: dict[str, Any] = {
         "method": cfg.method, "precision": cfg.precision, "packing": cfg.packing, "torch_compile": cfg.torch_compile,
+        "completion_loss": fast, "shared_prefix": fast and cfg.shared_prefix, "attention": cfg.attention,
+        "micro_batch": cfg.micro_batch, "grad_accum": cfg.grad_accum,
         "train_pairs": len(train_ds), "dropped_too_long": too_long, "global_step": steps_done,
         "max_steps": state.max_steps, "finished": finished, "stopped_because": stop.reason,
         "resumed_from": resume, "train_loss": result.training_loss,
@@ -303,6 +341,7 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         "peak_rss_gb": round(peak_rss_gb(), 2), "threads": torch.get_num_threads()}
     resumed_tokens = _tokens_before(resume)
     summary["train_tokens_per_s"] = round((summary["tokens_seen"] - resumed_tokens) / wall, 1) if wall else math.nan
+    summary["steady_tokens_per_s"] = stop.steady_tokens_per_s()
     if finished or cfg.time_budget_s:  # saved before the validation pass, which can be long on a CPU
         summary["saved"] = str(save_trained(trainer, tokenizer, cfg, out))
     if eval_ds is not None:
