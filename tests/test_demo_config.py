@@ -16,7 +16,10 @@ def test_demo_keeps_the_users_keys() -> None:
     assert cfg.demos.out_dir == "runs/d/demos" and cfg.ical.demos_dir == "runs/d/demos"
     assert cfg.eval.llm.model == "other" and cfg.eval.llm is not cfg.ical.llm
     assert cfg.eval.methods == ["zero_shot"] and cfg.eval.out_dir == "runs/d/eval"
-    plain = load_config(Config, shipped, ["ical.memory.path=/m.db"])
+    assert cfg.finetune.out_dir == "runs/d/finetune"
+    plain = load_config(Config, shipped, ["ical.memory.path=/m.db", "finetune.out_dir=/ft"])
     derive_settings(plain)
     assert plain.eval.llm is plain.ical.llm and plain.ical.memory.path == "/m.db"
     assert plain.ical.out_dir == "runs/demo/ical" and plain.ical.wandb is plain.demos.wandb
+    assert plain.finetune.out_dir == "/ft" and plain.finetune.wandb is plain.demos.wandb
+    assert plain.finetune.data.task_types == plain.eval.split.task_types  # before/after on the tuned types

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from icalkit.commands import demos as demos_cmd
 from icalkit.commands import eval as eval_cmd
+from icalkit.commands import finetune as finetune_cmd
 from icalkit.commands import ical as ical_cmd
 from icalkit.config import explicit_keys
+from icalkit.data_gen.finetune_data import PairConfig
 from icalkit.eval.splits import SplitConfig
+from icalkit.training.finetune import TrainConfig
 
 HELP = """icalkit demo — a short end-to-end run of the pipeline on the embedded defaults.
 
@@ -19,32 +21,43 @@ Stage 1: generates a few tasks, runs the expert and the noisy demonstrator, save
 demonstrations (JSONL + Hugging Face datasets), writes a few frames as PNG and prints a
 per-task-type table.
 Stage 2: executes a program step by step in the sandbox and prints the feedback of each attempt.
-Stage 3: runs the ICAL loop on a handful of the noisy demonstrations with the default model
-(SmolLM2-135M on CPU unless `ical.llm.*` says otherwise) and prints what was learned; then the
-same demonstrations through the human-in-the-loop phase alone (the `abstraction=false` ablation).
-Stage 4: evaluates (icalkit eval) the planner with the learned memory on a few unseen
-(valid_unseen) tasks, next to the copy baseline (the retrieved program run as it is; the ablation's memory
-if full ICAL learned nothing, said so) and prints what succeeded.
-Every stage resumes: re-running skips finished work (and the LLM response cache replays).
-The stages share paths under out_dir, ICAL's model (eval.llm) and the W&B setting of `demos`,
-except where you set a key yourself (e.g. ical.out_dir=..., eval.llm.model=...): yours is kept.
+Stage 3: fine-tunes the planner's model (SmolLM2-135M, full fine-tune, bf16 on CPU) on
+prompt -> program pairs of a few task types, for a bounded time (finetune.train.time_budget_s).
+Stage 4: evaluates (icalkit eval) the untuned and the fine-tuned planner on unseen (valid_unseen)
+tasks of those types, with re-planning as deployed, and prints the before/after table.
+Stage 5 (opt-in, run_ical=true): the ICAL loop on ical.limit noisy demonstrations with the
+default model, and what it learned.
+Every stage resumes: re-running skips finished work (the fine-tune resumes from its checkpoint,
+the LLM response cache replays). The stages share paths under out_dir and the W&B setting of
+`demos`, except where you set a key yourself (e.g. finetune.out_dir=..., eval.llm.model=...).
+The full-size fine-tune is the next command: `icalkit finetune` (configs/finetune.yaml).
 
 Examples:
   icalkit demo
-  icalkit demo out_dir=runs/demo ical.limit=6 eval.split.n_per_type=2
-  icalkit demo ical.llm.backend=openai ical.llm.base_url=http://127.0.0.1:8000/v1 ical.llm.model=smollm2
+  icalkit demo finetune.train.time_budget_s=900 eval.split.n_per_type=3
+  icalkit demo run_ical=true ical.limit=3
 """
 
 DEMO_TYPES = ["Coffee", "Boil X", "Plate Of Toast", "Water Plant", "Salad", "Clean All X"]
+TUNED_TYPES = ["Coffee", "Water Plant", "Clean All X"]
+
+
+def _demo_finetune() -> finetune_cmd.Config:
+    return finetune_cmd.Config(
+        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=12, revisions_per_task=1, valid_fraction=0.0),
+        train=TrainConfig(method="full", epochs=2.0, micro_batch=4, grad_accum=2, learning_rate=2e-4,
+                          time_budget_s=420, save_steps=5, logging_steps=1, device="cpu"))
 
 
 @dataclass
 class Config:
     out_dir: str = "runs/demo"
     demos: demos_cmd.Config = field(default_factory=lambda: demos_cmd.Config(task_types=list(DEMO_TYPES), n_per_type=1))
+    finetune: finetune_cmd.Config = field(default_factory=_demo_finetune)
+    run_ical: bool = False  # stage 5 (opt-in): ICAL on ical.limit noisy demonstrations
     ical: ical_cmd.Config = field(default_factory=lambda: ical_cmd.Config(limit=3, n_feedbacks=2))
     eval: eval_cmd.Config = field(default_factory=lambda: eval_cmd.Config(
-        splits=["valid_unseen"], split=SplitConfig(task_types=DEMO_TYPES[:3], n_per_type=1), workers=2))
+        splits=["valid_unseen"], split=SplitConfig(task_types=list(TUNED_TYPES), n_per_type=2), workers=2))
 
 
 def _print_learned(out_dir: str) -> None:
@@ -56,17 +69,16 @@ def _print_learned(out_dir: str) -> None:
               f"LLM calls={r.get('usage', {}).get('calls', 0)}")
 
 
-def _learned(out_dir: str) -> int:
-    """Examples an ICAL run stored (from its summary.json)."""
-    return int(json.loads((Path(out_dir) / "summary.json").read_text())["memory_size"])
-
-
-def _method_file(out_dir: str, name: str, mode: str, memory: str) -> str:
-    """Write a method config (a method is a config) for the demo's own memory; return its path."""
+def _method_file(out_dir: str, name: str, body: str) -> str:
+    """Write a method config (a method is a config) under ``out_dir/methods``; return its path."""
     path = Path(out_dir) / "methods" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"planner: {{mode: {mode}, k: 3, max_replans: 2}}\nmemory: {memory}\n")
+    path.write_text(body)
     return str(path)
+
+
+def _tuned_folder(cfg: finetune_cmd.Config) -> str:
+    return str(Path(cfg.out_dir) / ("adapter" if cfg.train.method == "lora" else "model"))
 
 
 def derive_settings(cfg: Config) -> None:
@@ -76,13 +88,14 @@ def derive_settings(cfg: Config) -> None:
     ``ical.out_dir=...`` or any ``eval.llm.*``) is kept as given.
     """
     _unless_given(cfg.demos, "out_dir", f"{cfg.out_dir}/demos")
+    _unless_given(cfg.finetune, "out_dir", f"{cfg.out_dir}/finetune")
+    _unless_given(cfg.finetune, "wandb", cfg.demos.wandb)
     _unless_given(cfg.ical, "demos_dir", cfg.demos.out_dir)
     _unless_given(cfg.ical, "out_dir", f"{cfg.out_dir}/ical")
     _unless_given(cfg.ical.memory, "path", f"{cfg.ical.out_dir}/memory.db")
     _unless_given(cfg.eval, "out_dir", f"{cfg.out_dir}/eval")
     _unless_given(cfg.eval.split, "dir", f"{cfg.out_dir}/splits")
     _unless_given(cfg.eval, "llm", cfg.ical.llm)
-    _unless_given(cfg.eval, "memory", cfg.ical.memory)
     _unless_given(cfg.ical, "wandb", cfg.demos.wandb)
     _unless_given(cfg.eval, "wandb", cfg.demos.wandb)
 
@@ -93,7 +106,7 @@ def _unless_given(section: object, key: str, value: object) -> None:
 
 
 def run(cfg: Config) -> int:
-    """Stages 1-4; each writes under ``out_dir``."""
+    """Stages 1-5; each writes under ``out_dir``."""
     from icalkit.agents.executor_demo import run_demo
 
     derive_settings(cfg)
@@ -101,23 +114,32 @@ def run(cfg: Config) -> int:
     demos_cmd.run(cfg.demos)
     print("\n== stage 2: a program executed step by step, with feedback ==")
     run_demo()
-    print(f"\n== stage 3: ICAL on {cfg.ical.limit or 'all'} noisy demonstrations ==")
-    ical_cmd.run(cfg.ical)
-    _print_learned(cfg.ical.out_dir)
-    print("\n== stage 3b: the same demonstrations, human-in-the-loop phase only (abstraction=false) ==")
-    hitl = copy.deepcopy(cfg.ical)
-    hitl.abstraction, hitl.out_dir = False, f"{cfg.out_dir}/ical_hitl_only"
-    hitl.memory.path = f"{hitl.out_dir}/memory.db"
-    ical_cmd.run(hitl)
-    _print_learned(hitl.out_dir)
-    memory, name = cfg.ical.memory.path, "ical_memory"
-    if _learned(cfg.ical.out_dir) == 0 and _learned(hitl.out_dir) > 0:
-        memory, name = hitl.memory.path, "hitl_only_memory"
-        print("(full ICAL learned nothing: stage 4 uses the memory of stage 3b)")
+    types = ", ".join(cfg.finetune.data.task_types)
+    print(f"\n== stage 3: fine-tuning the planner's model on {types} "
+          f"(at most {cfg.finetune.train.time_budget_s:.0f} s per invocation) ==")
+    if finetune_cmd.run(cfg.finetune) != 0:
+        return 1
+    summary = json.loads((Path(cfg.finetune.out_dir) / "train_summary.json").read_text())
+    if not summary.get("saved"):
+        print("the fine-tune saved no model; run `make demo` again to resume it")
+        return 1
     if "methods" not in explicit_keys(cfg.eval):
-        cfg.eval.methods = [_method_file(cfg.out_dir, name, "ical", memory),
-                            _method_file(cfg.out_dir, "copy", "copy", memory)]
-    print(f"\n== stage 4: evaluating on {len(cfg.eval.split.task_types) * cfg.eval.split.size} unseen tasks ==")
+        cfg.eval.methods = [
+            _method_file(cfg.out_dir, "untuned", "description: SmolLM2-135M as shipped\n"
+                                                 "planner: {mode: zero_shot, max_replans: 3}\n"),
+            _method_file(cfg.out_dir, "fine_tuned", f"description: fine-tuned in stage 3 ({types})\n"
+                                                    "planner: {mode: zero_shot, max_replans: 3}\n"
+                                                    f"llm: {{model: {_tuned_folder(cfg.finetune)}}}\n")]
+    n = len(cfg.eval.split.task_types) * cfg.eval.split.size
+    print(f"\n== stage 4: before / after on {n} unseen tasks ({', '.join(cfg.eval.split.task_types)}) ==")
     eval_cmd.run(cfg.eval)
-    print(f"\nall outputs under {cfg.out_dir}")
+    for table in sorted(Path(cfg.eval.out_dir).glob("table1.md")):
+        print(table.read_text())
+    if cfg.run_ical:
+        print(f"\n== stage 5: ICAL on {cfg.ical.limit} noisy demonstrations ==")
+        ical_cmd.run(cfg.ical)
+        _print_learned(cfg.ical.out_dir)
+    else:
+        print("\n(stage 5, ICAL on the noisy demonstrations, is opt-in: icalkit demo run_ical=true)")
+    print(f"\nall outputs under {cfg.out_dir}; the full-size fine-tune: icalkit finetune (configs/finetune.yaml)")
     return 0
