@@ -113,6 +113,6 @@ def completion_loss_trainer() -> type:
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001, ANN201
             self.loss_is_scaled_for_ga = num_items_in_batch is not None
             loss = completion_loss(model, inputs, num_items_in_batch)
-            return (loss, None) if return_outputs else loss
+            return (loss, {}) if return_outputs else loss  # no logits kept: evaluation reads the loss only
 
     return CompletionLossTrainer
