@@ -242,12 +242,18 @@ def human_dialogue(task_type: str, params: Mapping[str, str], rng: random.Random
         turns.append(("Driver", rng.choice(T.DRIVER_OPENERS)))
     indirect = T.INDIRECT_GOALS.get(task_type)
     bank = indirect if indirect and rng.random() < 0.6 else T.GOALS[task_type]
-    turns.append(("Commander", rng.choice(("", "", "hey, ", "so ", "ok so ")) + _fill(rng.choice(bank), f)))
+    step_by_step = rng.random() < 0.15  # no goal turn: the Commander gives every step
+    if not step_by_step:
+        turns.append(("Commander", rng.choice(("", "", "hey, ", "so ", "ok so ")) + _fill(rng.choice(bank), f)))
     if rng.random() < 0.25 and (fix := _correction(task_type, params, rng)):
         turns.append(("Commander", fix))
-    steps = [_fill(step, f) for step in T.STEPS[task_type]]
+    if task_type in T.CLARIFY and rng.random() < 0.35:
+        question, answer = rng.choice(T.CLARIFY[task_type])
+        turns += [("Driver", _fill(question, f)), ("Commander", _fill(answer, f))]
+    bank_steps = T.HUMAN_STEPS.get(task_type) if rng.random() < 0.5 else None
+    steps = [_fill(step, f) for step in bank_steps or T.STEPS[task_type]]
     for k, step in enumerate(steps):
-        r = rng.random()
+        r = 0.4 if step_by_step else rng.random()
         if r < 0.35:
             turns.append(("Driver", rng.choice(T.NARRATION).format(step=step)))
         elif r < 0.55:
