@@ -8,6 +8,7 @@ YAML example (a ``memory:`` section of a stage config)::
                                       # in the store, or ICAL's [0.8, 0.1, 0.1] for a new memory
       key: null                       # commander | dialogue | instruction; null = recorded / commander
       index: flat                     # flat (exact) | hnsw | ivf; saved beside the store (.faiss)
+      type_vote: 0.0                  # β of the task-type vote re-ranking (memory.rerank); 0 = off
       text_embedder: {model: null}    # null = bundled all-MiniLM-L6-v2
       image_embedder: {kind: image, clip_path: null}   # CLIP if the folder exists, else randproj
 """
@@ -82,6 +83,7 @@ class MemoryConfig:
     key: str | None = None
     index: str = "flat"
     persist_index: bool = True
+    type_vote: float = 0.0
     index_params: IndexConfig = field(default_factory=IndexConfig)
     text_embedder: TextEmbedderConfig = field(default_factory=TextEmbedderConfig)
     image_embedder: ImageEmbedderConfig = field(default_factory=ImageEmbedderConfig)
@@ -91,6 +93,8 @@ class MemoryConfig:
             raise ValueError(f"memory.index {self.index!r} is not one of {list(INDEX_KINDS)}")
         if self.key is not None and self.key not in KEY_KINDS:
             raise ValueError(f"memory.key {self.key!r} is not one of {list(KEY_KINDS)} (or null)")
+        if not self.type_vote >= 0:
+            raise ValueError(f"memory.type_vote must be >= 0 (0 = no re-ranking), got {self.type_vote}")
         if self.weights is not None and (len(self.weights) != 3 or min(self.weights) < 0 or sum(self.weights) == 0):
             raise ValueError(f"memory.weights must be 3 non-negative numbers, not all 0; got {self.weights}")
 
@@ -125,6 +129,7 @@ def build_memory(cfg: MemoryConfig, text_embedder: Embedder | None = None) -> Ex
         index_params=params,
         key=cfg.key,
         persist_index=cfg.persist_index,
+        type_vote=cfg.type_vote,
     )
 
 

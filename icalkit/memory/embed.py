@@ -141,7 +141,8 @@ class SentenceTransformerEmbedder(Embedder):
         if not path.is_dir():
             raise EmbedderError(
                 f"text embedder model folder {path} does not exist (hub downloads are disabled; "
-                "give a local sentence-transformers folder)"
+                "give a local sentence-transformers folder; a learned retriever is written by "
+                "`make retriever`, i.e. `icalkit train-retriever out_dir=<folder>`)"
             )
         if not any((path / f).is_file() for f in ("modules.json", "config.json")):
             raise EmbedderError(f"{path} is not a sentence-transformers folder (no modules.json/config.json)")

@@ -42,6 +42,7 @@ from icalkit.memory.example import Example, format_state
 from icalkit.memory.index import IndexConfigError, VectorIndex
 from icalkit.memory.index_file import IndexStamp, index_paths, read_stamp, stale_reason, write_stamp
 from icalkit.memory.keys import DEFAULT_KEY, KEY_KINDS, KeyKindError, key_text
+from icalkit.memory.rerank import TYPE_VOTE_POOL, type_vote
 from icalkit.memory.store import ExampleStore, MixedEmbedderError, StoreError
 
 SIGNALS = ("instruction", "text_state", "visual_state")
@@ -84,6 +85,7 @@ class ExampleMemory:
         key: retrieval key kind (see :mod:`~icalkit.memory.keys`); ``None`` = the recorded one,
             or ``commander`` for a new store.
         persist_index: save the FAISS index beside the store and reload it when still valid.
+        type_vote: β of the task-type vote re-ranking (:mod:`~icalkit.memory.rerank`); 0 = off.
 
     Raises:
         MixedEmbedderError: the store was written with other embedders.
@@ -100,7 +102,11 @@ class ExampleMemory:
         index_params: dict[str, Any] | None = None,
         key: str | None = None,
         persist_index: bool = True,
+        type_vote: float = 0.0,
     ):
+        if not type_vote >= 0:
+            raise ValueError(f"type_vote must be >= 0 (0 = no re-ranking), got {type_vote}")
+        self.type_vote = float(type_vote)
         self.text_embedder, self.image_embedder = text_embedder, image_embedder
         self.embedders: dict[str, Embedder] = {"instruction": text_embedder, "text_state": text_embedder}
         if image_embedder is not None:
@@ -355,8 +361,10 @@ class ExampleMemory:
             if self.index.ntotal == 0:
                 raise EmptyMemoryError(f"example memory {self.store.path} is empty: add examples before retrieving")
             allowed = self._allowed(exclude_task_ids, task_types)
-            scores, pos = self.index.search(joint, k, allowed)
+            pool = max(k, TYPE_VOTE_POOL) if self.type_vote else k
+            scores, pos = self.index.search(joint, pool, allowed)
             found = [(float(score), int(p)) for score, p in zip(scores[0], pos[0], strict=True) if p >= 0]
+            found = type_vote(found, self._task_types, self.type_vote)[:k]
             rows = self.index.vectors([p for _, p in found])
             results = []
             for (score, p), row in zip(found, rows, strict=True):
