@@ -22,7 +22,7 @@ with another embedder is refused. The hand-written test dialogues are never trai
 Examples:
   icalkit train-retriever
   icalkit train-retriever out_dir=runs/retriever/model train.max_minutes=5 pairs_per_type=40
-  nice -n 10 icalkit train-retriever train.threads=2
+  nice -n 19 icalkit train-retriever train.threads=1   # what `make retriever` runs
 """
 
 
@@ -32,9 +32,9 @@ class Config:
 
     out_dir: str = "runs/retriever/model"
     task_types: list[str] = field(default_factory=list)  # empty = every registered task type
-    pairs_per_type: int = 40
+    pairs_per_type: int = 120
     keys: list[str] = field(default_factory=lambda: ["commander", "dialogue"])
-    human_share: float = 0.5
+    human_share: float = 0.7
     goal_share: float = 0.25
     seed: int = 1
     train: RetrieverTrainConfig = field(default_factory=RetrieverTrainConfig)
@@ -64,7 +64,12 @@ class Config:
 
 def run(cfg: Config) -> int:
     from icalkit.envs.household.tasks.registry import TASK_TYPES
-    from icalkit.training.retriever_data import check_held_out, load_human_dialogues, training_pairs
+    from icalkit.training.retriever_data import (
+        DEV_DIALOGUES,
+        check_held_out,
+        load_human_dialogues,
+        training_pairs,
+    )
     from icalkit.training.train_retriever import train_retriever
 
     try:
@@ -74,7 +79,7 @@ def run(cfg: Config) -> int:
         return 2
     rows = training_pairs(cfg.task_types or list(TASK_TYPES), cfg.pairs_per_type, cfg.seed, cfg.keys,
                           cfg.human_share, cfg.goal_share)
-    check_held_out(rows, load_human_dialogues())
+    check_held_out(rows, [*load_human_dialogues(), *load_human_dialogues(DEV_DIALOGUES)])
     print(f"{len(rows)} training pairs; training for at most {cfg.train.max_minutes} min on "
           f"{cfg.train.threads} thread(s)")
     summary = train_retriever(rows, cfg.out_dir, cfg.train)

@@ -4,8 +4,9 @@ Training pairs (:func:`training_pairs`) come from task instances the generator w
 dialogues of the same task type (different instances, template or human-like style), or a
 dialogue and the goal sentence of its instance. Both sides are retrieval keys built by
 :func:`~icalkit.memory.keys.key_text`, the text the memory embeds. The hand-written dialogues
-(:func:`load_human_dialogues`) are for measuring only: :func:`check_held_out` refuses training
-pairs that contain any of their turns.
+(:func:`load_human_dialogues`: the test set, and :data:`DEV_DIALOGUES`, the set settings are chosen
+on) are for measuring only: :func:`check_held_out` refuses training pairs that contain any of
+their turns.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.keys import key_text
 
 HUMAN_DIALOGUES = Path(__file__).resolve().parents[2] / "tests" / "data" / "human_dialogues" / "tfd_dialogues.yaml"
+# hand-written too, for choosing training settings (the test set above is scored once per choice)
+DEV_DIALOGUES = HUMAN_DIALOGUES.with_name("dev_dialogues.yaml")
 TFD_TYPES = tuple(n for n, t in TASK_TYPES.items() if t.family == "teach")
 
 

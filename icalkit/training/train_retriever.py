@@ -19,6 +19,7 @@ A time budget stops either run; what was trained so far is saved.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,8 @@ from typing import Any
 from torch.utils.data import BatchSampler, SequentialSampler
 from transformers import TrainerCallback
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class RetrieverTrainConfig:
@@ -37,17 +40,18 @@ class RetrieverTrainConfig:
     method: str = "adapter"  # adapter (frozen encoder + trained linear layer) | full
     base_model: str | None = None  # None = bundled all-MiniLM-L6-v2
     batch_size: int = 16  # full: pairs per batch (one per task type); adapter: task types per batch
-    adapter_steps: int = 400
-    adapter_lr: float = 1e-3
+    adapter_steps: int = 800
+    adapter_lr: float = 5e-4
     adapter_temperature: float = 0.05
     adapter_identity_penalty: float = 0.001
     epochs: float = 1.0
     learning_rate: float = 5e-5
     warmup_ratio: float = 0.1
     max_seq_length: int = 128
-    max_minutes: float = 9.0
-    threads: int = 2
+    max_minutes: float = 14.0
+    threads: int = 1
     seed: int = 0
+    encode_cache: str | None = "runs/retriever/encoded_texts.pt"  # adapter: encodings kept across runs; None = off
 
 
 class TypeDistinctBatchSampler(BatchSampler):
@@ -155,7 +159,8 @@ def train_adapter(rows: list[dict[str, Any]], out_dir: str | Path, cfg: Retrieve
         for col in ("anchor", "positive"):
             texts.setdefault(r[col], r["task_type"])
     names = sorted(set(texts.values()))
-    x, y = _encode_within(encoder, texts, names, deadline_s=0.8 * 60 * cfg.max_minutes)
+    cache = EncodeCache(cfg.encode_cache, base, cfg.max_seq_length)
+    x, y = _encode_within(encoder, texts, names, deadline_s=0.8 * 60 * cfg.max_minutes, cache=cache)
     encode_s = time.perf_counter() - start
     dim = x.shape[1]
     dense = models.Dense(dim, dim, bias=False, activation_function=torch.nn.Identity())
@@ -179,30 +184,72 @@ def train_adapter(rows: list[dict[str, Any]], out_dir: str | Path, cfg: Retrieve
     model = SentenceTransformer(modules=[*encoder, dense, models.Normalize()], device="cpu")
     model.save(str(out_dir))
     return _summary(out_dir, base, cfg, method="adapter", texts=len(y), pairs=len(rows), steps=steps,
+                    encoded_now=cache.encoded_now, encoded_from_cache=len(y) - cache.encoded_now,
                     encode_s=round(encode_s, 1), seconds=round(time.perf_counter() - start, 1),
                     stopped_early=steps < cfg.adapter_steps, first_loss=round(losses[0], 4) if losses else None,
                     final_loss=round(sum(losses[-20:]) / len(losses[-20:]), 4) if losses else None)
 
 
-def _encode_within(encoder: Any, texts: dict[str, str], names: list[str], deadline_s: float) -> tuple[Any, Any]:
-    """Encode texts (in a random order, 256 at a time) until ``deadline_s`` seconds have passed.
+class EncodeCache:
+    """Frozen-encoder vectors of training texts, kept in one file across runs (resumable encoding).
 
-    Returns unit vectors (n, d) and task-type indices (n,) of the texts encoded.
+    The file records the base model and ``max_seq_length``; a file written with other ones is
+    ignored (with a log line) and overwritten. ``path=None`` keeps nothing.
+    """
+
+    def __init__(self, path: str | Path | None, base: str, max_seq_length: int):
+        import torch
+
+        self.path, self.tag = (Path(path) if path else None), {"base": str(base), "max_seq_length": max_seq_length}
+        self.vectors: dict[str, Any] = {}
+        self.encoded_now = 0
+        if self.path is not None and self.path.is_file():
+            try:
+                saved = torch.load(self.path, weights_only=True)
+            except Exception as exc:  # noqa: BLE001 - a broken cache is rebuilt, never fatal
+                log.warning("retriever encode cache %s is unreadable (%s): encoding again", self.path, exc)
+                return
+            if {k: saved.get(k) for k in self.tag} != self.tag:
+                log.warning("retriever encode cache %s was written for %s, not %s: encoding again",
+                            self.path, {k: saved.get(k) for k in self.tag}, self.tag)
+                return
+            self.vectors = dict(zip(saved["texts"], saved["vectors"], strict=True))
+
+    def add(self, texts: list[str], vectors: Any) -> None:
+        import torch
+
+        self.vectors.update(zip(texts, vectors, strict=True))
+        self.encoded_now += len(texts)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            torch.save({**self.tag, "texts": list(self.vectors), "vectors": torch.stack(list(self.vectors.values()))}, tmp)
+            tmp.replace(self.path)
+
+
+def _encode_within(encoder: Any, texts: dict[str, str], names: list[str], deadline_s: float,
+                   cache: EncodeCache | None = None) -> tuple[Any, Any]:
+    """Encode texts (those not in ``cache``, in a random order, 256 at a time) until ``deadline_s`` seconds.
+
+    Returns unit vectors (n, d) and task-type indices (n,) of the texts encoded (cached ones first).
     """
     import torch
     from tqdm import tqdm
 
+    cache = cache or EncodeCache(None, "", 0)
     start = time.perf_counter()
     items = list(texts.items())
     random.Random(0).shuffle(items)
-    chunks = []
-    for i in tqdm(range(0, len(items), 256), desc="encoding training texts"):
+    todo = [t for t, _ in items if t not in cache.vectors]
+    for i in tqdm(range(0, len(todo), 256), desc="encoding training texts"):
         if time.perf_counter() - start > deadline_s:
             break
-        chunks.append(encoder.encode([t for t, _ in items[i:i + 256]], batch_size=32, convert_to_tensor=True,
-                                     normalize_embeddings=True).float())
-    n = sum(len(c) for c in chunks)
-    return torch.cat(chunks), torch.tensor([names.index(k) for _, k in items[:n]])
+        chunk = todo[i:i + 256]
+        cache.add(chunk, encoder.encode(chunk, batch_size=32, convert_to_tensor=True,
+                                        normalize_embeddings=True).float())
+    done = [(t, k) for t, k in items if t in cache.vectors]
+    return (torch.stack([cache.vectors[t] for t, _ in done]),
+            torch.tensor([names.index(k) for _, k in done]))
 
 
 def train_full(rows: list[dict[str, Any]], out_dir: str | Path, cfg: RetrieverTrainConfig) -> dict[str, Any]:
