@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned
 
 setup: $(STAMP)
 
@@ -53,6 +53,17 @@ eval-memories: $(STAMP)
 	$(IK) ical demos_dir=runs/demos_eval abstraction=false out_dir=runs/memories/ical_no_abstraction memory.path=runs/memories/ical_no_abstraction.db
 	$(IK) ical demos_dir=runs/demos_eval hitl=false out_dir=runs/memories/ical_no_hitl memory.path=runs/memories/ical_no_hitl.db
 	$(IK) ical demos_dir=runs/demos_eval out_dir=runs/memories/ical memory.path=runs/memories/ical.db
+
+# the learned retriever (configs/train_retriever.yaml; about 2-10 min on 1 CPU thread) and the raw
+# demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)
+RETRIEVER := runs/retriever/model
+retriever: $(STAMP)
+	nice -n 19 $(IK) train-retriever out_dir=$(RETRIEVER)
+$(RETRIEVER)/modules.json:
+	$(MAKE) retriever
+eval-memories-learned: $(RETRIEVER)/modules.json
+	test -d runs/demos_eval || $(IK) demos n_per_type=2 split=train out_dir=runs/demos_eval wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_eval raw_demos=true demonstrators=[noisy] out_dir=runs/memories/raw_kinesthetic_learned memory.path=runs/memories/raw_kinesthetic_learned.db memory.text_embedder.model=runs/retriever/model
 
 # ICAL's Table 1 on the embedded simulator with the default model (README figures)
 table1: eval-memories

@@ -45,7 +45,9 @@ def build_planner(method: MethodConfig, llm: LLM | None, memory_cfg: MemoryConfi
         return build_alfworld_planner(method, llm, memory_cfg, sampling)
     memory = None
     if method.planner.mode != "zero_shot":
-        cfg = dataclasses.replace(memory_cfg, path=method.memory)
+        cfg = dataclasses.replace(memory_cfg, path=method.memory, type_vote=method.type_vote or memory_cfg.type_vote)
+        if method.retriever:
+            cfg.text_embedder = dataclasses.replace(cfg.text_embedder, model=method.retriever)
         memory = build_memory(cfg)
         if method.memory_limit is not None:
             memory = TruncatedMemory(memory, method.memory_limit)

@@ -30,6 +30,9 @@ class MethodConfig:
         memory: example memory file (not needed for ``zero_shot``).
         memory_hint: the command that writes ``memory``, shown when it is missing.
         memory_limit: use only the memory's first N examples (None: all).
+        retriever: text-embedder folder the memory was written with, e.g. a learned retriever
+            from ``make retriever`` ("": the evaluation's ``memory.text_embedder``).
+        type_vote: β of the memory's task-type vote re-ranking (``memory.rerank``; 0: off).
         llm: model settings; empty fields fall back to the evaluation's ``llm`` section.
     """
 
@@ -39,11 +42,15 @@ class MethodConfig:
     memory: str = ""
     memory_hint: str = ""
     memory_limit: int | None = None
+    retriever: str = ""
+    type_vote: float = 0.0
     llm: LLMConfig | None = None
 
     def validate(self) -> None:
         if self.memory_limit is not None and self.memory_limit < 0:
             raise ValueError(f"memory_limit must be >= 0, got {self.memory_limit}")
+        if not self.type_vote >= 0:
+            raise ValueError(f"type_vote must be >= 0 (0: no re-ranking), got {self.type_vote}")
         if self.planner.mode not in ("zero_shot",) and not self.memory:
             raise ValueError(f"planner.mode={self.planner.mode} needs a memory file (key `memory`)")
 
@@ -80,6 +87,9 @@ def method_problem(method: MethodConfig) -> str | None:
     if method.planner.mode != "zero_shot" and not Path(method.memory).is_file():
         hint = f"; write it with `{method.memory_hint}`" if method.memory_hint else ""
         return f"method {method.name}: memory {method.memory} does not exist{hint}"
+    if method.retriever and not (Path(method.retriever) / "modules.json").is_file():
+        return (f"method {method.name}: retriever model folder {method.retriever} does not exist (or has no "
+                f"modules.json); train it with `make retriever` (icalkit train-retriever out_dir={method.retriever})")
     if method.llm is not None and method.llm.adapter and not Path(method.llm.adapter).exists():
         return (f"method {method.name}: LoRA adapter {method.llm.adapter} does not exist; "
                 f"train one with `icalkit finetune` or point llm.adapter at it")
