@@ -260,7 +260,7 @@ class StopCallbackFactory:
 
             def steady_tokens_per_s(self) -> float | None:
                 """Tokens/s after the first optimizer step (its one-off warm-up left out); None if < 2 steps."""
-                if self.first is None or self.last[0] <= self.first[0]:
+                if self.first is None or self.last[1] <= self.first[1] or self.last[0] <= self.first[0]:
                     return None
                 return round((self.last[1] - self.first[1]) / (self.last[0] - self.first[0]), 1)
 
