@@ -57,7 +57,8 @@ class TrainConfig:
         attention: ``sdpa`` or ``eager`` (transformers' attention implementation).
         packing: padding-free micro-batches (see the module docstring); off: padded batches
             grouped by length.
-        torch_compile: compile the model (slow first steps; recompiles on new shapes).
+        torch_compile: compile the model (slow first steps; dynamic shapes). With completion_loss
+            the decoder is compiled in place (its forward is what the loss calls).
         threads: torch CPU threads (0: torch's default).
         time_budget_s: stop, checkpoint and save after this many seconds (0: no limit).
         stop_after_steps: stop (checkpoint, no final save) after this optimizer step (0: off);
@@ -201,7 +202,7 @@ def on_cpu(device: str) -> bool:
     return device == "cpu" or (device == "auto" and not torch.cuda.is_available())
 
 
-def training_arguments(cfg: TrainConfig, out_dir: Path, has_eval: bool, report_to: str) -> Any:
+def training_arguments(cfg: TrainConfig, out_dir: Path, has_eval: bool, report_to: str, fast: bool = False) -> Any:
     """transformers ``TrainingArguments`` for ``cfg``."""
     from transformers import TrainingArguments
 
@@ -211,7 +212,7 @@ def training_arguments(cfg: TrainConfig, out_dir: Path, has_eval: bool, report_t
         per_device_eval_batch_size=cfg.micro_batch, gradient_accumulation_steps=cfg.grad_accum,
         learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, warmup_steps=cfg.warmup_ratio,
         lr_scheduler_type="cosine", num_train_epochs=cfg.epochs, max_steps=cfg.max_steps or -1,
-        bf16=cfg.precision == "bf16", use_cpu=on_cpu(cfg.device), torch_compile=cfg.torch_compile,
+        bf16=cfg.precision == "bf16", use_cpu=on_cpu(cfg.device), torch_compile=cfg.torch_compile and not fast,
         train_sampling_strategy="random" if cfg.packing else "group_by_length", length_column_name="length",
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
         eval_strategy=eval_strategy, eval_steps=cfg.eval_steps or None, logging_steps=cfg.logging_steps,
@@ -312,6 +313,8 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     model, tokenizer = load_model(cfg)
+    if fast and cfg.torch_compile:  # the loss calls the decoder, not model.forward (which Trainer would compile)
+        (model.get_base_model() if hasattr(model, "get_base_model") else model).get_decoder().compile(dynamic=True)
     train_ds, too_long = tokenize_split(ds["train"], tokenizer, cfg.max_length)
     if len(train_ds) == 0:
         raise DatasetError(f"every training pair is longer than train.max_length={cfg.max_length} tokens")
@@ -319,7 +322,7 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
     stop = StopCallbackFactory.build(cfg.time_budget_s, cfg.stop_after_steps)
     trainer_cls = completion_loss_trainer() if fast else Trainer
     collator = make_collator(tokenizer, cfg.packing, shared_prefix=fast and cfg.shared_prefix)
-    trainer = trainer_cls(model=model, args=training_arguments(cfg, out, eval_ds is not None, report_to),
+    trainer = trainer_cls(model=model, args=training_arguments(cfg, out, eval_ds is not None, report_to, fast),
                           train_dataset=train_ds, eval_dataset=eval_ds, data_collator=collator,
                           processing_class=tokenizer,  # checkpoints carry the tokenizer: each one loads on its own
                           callbacks=[stop])
