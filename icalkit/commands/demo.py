@@ -44,8 +44,8 @@ TUNED_TYPES = ["Coffee", "Water Plant", "Clean All X"]
 
 def _demo_finetune() -> finetune_cmd.Config:
     return finetune_cmd.Config(
-        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=10, revisions_per_task=1, valid_fraction=0.0),
-        train=TrainConfig(method="full", epochs=2.0, micro_batch=4, grad_accum=2, learning_rate=2e-4,
+        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=8, revisions_per_task=1, valid_fraction=0.0),
+        train=TrainConfig(method="full", epochs=3.0, micro_batch=4, grad_accum=2, learning_rate=2e-4,
                           time_budget_s=540, save_steps=5, logging_steps=1, device="cpu"))
 
 
