@@ -11,6 +11,9 @@ Parts (``--parts``, default all; each updates its own keys of ``benchmarks/resul
   rounds in the same run (median per variant) and printed as ratios against eager fp32.
 * ``programs``: ``label_demos`` on held-out episodes: label accuracy against the withheld true
   actions and the executed success of programs from IDM labels vs. from the true actions.
+* ``ceiling``: what the frames can tell at all, from the held-out episodes (``--demos``) replayed
+  with their true steps: per action, the interaction pairs whose target instance covers no pixel
+  of either frame at the data set's size, and pairs whose two frames are identical.
 
 Usage: ``python benchmarks/bench_idm.py [--parts speed,accuracy,programs] [--threads 2]``.
 """
@@ -26,7 +29,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
+import yaml
 
 RESULTS = Path(__file__).parent / "results" / "idm.json"
 VARIANTS = ("eager_fp32", "channels_last", "bf16_autocast", "compile")
@@ -55,17 +60,30 @@ def accuracy(args) -> dict:
                    progress=False)
     state_file = Path(args.model).parent / "checkpoint" / "trainer_state.json"
     state = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    run_cfg = Path(args.model).parent / "config.yaml"
+    train_cfg = (yaml.safe_load(run_cfg.read_text()) or {}).get("train", {}) if run_cfg.is_file() else {}
+    seen = None
+    if train_cfg.get("pairs_per_epoch") and state:
+        seen = state["epoch"] * train_cfg["pairs_per_epoch"] + state["batch"] * train_cfg["batch_size"]
+    # baseline in the same run: always the most frequent training action / object class
+    a_train = torch.bincount(torch.as_tensor(FramePairs(args.data, "train").actions)).argmax()
+    o_train = torch.bincount(torch.as_tensor(FramePairs(args.data, "train").objects)).argmax()
+    majority_a = (data.actions == a_train).float().mean().item()
+    majority_o = (data.objects == o_train).float().mean().item()
     out = {"action_accuracy": res.action_accuracy, "object_accuracy": res.object_accuracy,
            "interaction_object_accuracy": res.interaction_object_accuracy, "pairs": res.pairs,
            "interaction_pairs": res.interaction_pairs, "heldout_pairs_total": data.meta["pairs_per_split"]["heldout"],
            "heldout_layouts": data.meta["layouts_per_split"]["heldout"],
            "train_pairs": data.meta["pairs_per_split"]["train"],
            "per_action_accuracy": res.per_class_accuracy(model.config.actions, "action"),
-           "training_wall_s": state.get("train_s"), "epochs": state.get("epoch"),
+           "majority_action_accuracy": majority_a, "majority_object_accuracy": majority_o,
+           "training_wall_s": state.get("train_s"), "training_cpu_s": state.get("train_cpu_s"),
+           "training_samples_seen": seen, "epochs": state.get("epoch"),
            "model": str(args.model), "config": "configs/idm.yaml"}
     print(f"held-out layouts: action accuracy {res.action_accuracy:.3f}, object accuracy "
           f"{res.object_accuracy:.3f} (interactions only {res.interaction_object_accuracy:.3f}) "
-          f"on {res.pairs} pairs; trained {state.get('train_s', 0) / 60:.1f} min")
+          f"on {res.pairs} pairs; trained {state.get('train_s', 0) / 60:.1f} min; always the most frequent "
+          f"class: {majority_a:.3f} / {majority_o:.3f}")
     return {"accuracy": out, "action_accuracy": res.action_accuracy, "object_accuracy": res.object_accuracy,
             "pairs": res.pairs}
 
@@ -175,6 +193,46 @@ def programs(args) -> dict:
     return {"programs": summary | {"demos": str(args.demos)}}
 
 
+def ceiling(args) -> dict:
+    from icalkit.data_gen.demos import read_episodes
+    from icalkit.data_gen.idm_data import load_episode_frames, read_meta, resize_frames
+    from icalkit.envs.household.render import render_frame
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.simulator import Simulator
+    from icalkit.envs.household.tasks.task import Task
+
+    size = read_meta(args.data)["image_size"]
+    demos = Path(args.demos)
+    rows: dict[str, dict[str, int]] = {}
+    pairs = identical = reproduced = 0
+    for ep in read_episodes(demos / "episodes.jsonl"):
+        frames = resize_frames(load_episode_frames(demos / ep["frames_file"], len(ep["steps"])), size)
+        sim = Simulator(build_world(Task.from_dict(ep["task"])))
+        view = render_frame(sim.world, size)
+        for s in ep["steps"]:
+            before = view
+            sim.step(s["action"], target=s["target"])
+            view = render_frame(sim.world, size)
+            pairs += 1
+            reproduced += bool(np.array_equal(before[0], frames[s["t"]]))
+            same = bool(np.array_equal(frames[s["t"]], frames[s["t"] + 1]))
+            identical += same
+            if not s["target"]:
+                continue
+            shown = any(s["target"] in ids and (seg == ids.index(s["target"]) + 1).any() for _, seg, ids in (before, view))
+            row = rows.setdefault(s["action"], {"pairs": 0, "target_not_in_either_frame": 0, "identical_frames": 0})
+            row["pairs"] += 1
+            row["target_not_in_either_frame"] += not shown
+            row["identical_frames"] += same
+    hidden = sum(r["target_not_in_either_frame"] for r in rows.values())
+    inter = sum(r["pairs"] for r in rows.values())
+    print(f"ceiling: {hidden}/{inter} interaction targets in neither frame at {size}px; {identical}/{pairs} pairs "
+          f"with identical frames; replay reproduced {reproduced}/{pairs} recorded frames")
+    return {"ceiling": {"image_size": size, "pairs": pairs, "identical_frame_pairs": identical,
+                        "interaction_pairs": inter, "target_not_in_either_frame": hidden,
+                        "replay_reproduced_frames": reproduced, "per_action": rows, "demos": str(demos)}}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--parts", default="accuracy,speed,programs")
@@ -194,7 +252,7 @@ def main() -> int:
     results = {"benchmark": "idm", "python": platform.python_version(), "cores": os.cpu_count()}
     for part in args.parts.split(","):
         t0 = time.perf_counter()
-        results.update({"accuracy": accuracy, "speed": speed, "programs": programs}[part](args))
+        results.update({"accuracy": accuracy, "speed": speed, "programs": programs, "ceiling": ceiling}[part](args))
         results[f"{part}_bench_wall_s"] = time.perf_counter() - t0
         _update(results)
     print(f"wrote {RESULTS}")

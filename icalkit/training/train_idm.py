@@ -54,7 +54,11 @@ class TrainConfig:
     uniform); the loss's class weights use the resulting distribution. ``time_limit_min``: stop
     after this much training in one invocation, saving a checkpoint to resume from (0 = none).
     ``mixed_precision``: "" = accelerate's setting (launch config), else no | bf16 | fp16.
-    ``channels_last``: convolutions in channels-last memory format (faster on CPU, see bench_idm).
+    ``channels_last``: convolutions in channels-last memory format.
+    ``class_weighting``: "inverse" = cross-entropy weighted by inverse class frequency of the
+    (sampled) training stream (ICAL); "none" = plain cross-entropy, which optimises the accuracy
+    over all pairs (with ``action_balance`` already over-sampling the rare actions).
+    ``object_loss_coef``: multiplier of the object term of the loss.
     """
 
     epochs: int = 45
@@ -73,8 +77,14 @@ class TrainConfig:
     time_limit_min: float = 0.0
     mixed_precision: str = ""
     channels_last: bool = False
+    class_weighting: str = "inverse"
+    object_loss_coef: float = 1.0
 
     def validate(self) -> None:
+        if self.class_weighting not in ("inverse", "none"):
+            raise ValueError(f"train.class_weighting {self.class_weighting!r} is not one of inverse, none")
+        if self.object_loss_coef < 0:
+            raise ValueError("train.object_loss_coef must be >= 0")
         if min(self.epochs, self.batch_size, self.lr_step_epochs) < 1 or self.lr <= 0:
             raise ValueError("train.epochs, batch_size, lr_step_epochs must be >= 1 and lr > 0")
         if not 0.0 <= self.action_balance <= 1.0:
@@ -182,14 +192,18 @@ def main(cfg: Config) -> int:
     out = Path(cfg.out_dir)
     train, heldout = prepare_data(cfg, accelerator)
     a_counts, o_counts = effective_counts(train, cfg.train.action_balance)
+    if cfg.train.class_weighting == "none":
+        a_counts = o_counts = None
     model, criterion = build(cfg.model, a_counts, o_counts)
+    criterion.object_loss_coef = cfg.train.object_loss_coef
     if cfg.train.channels_last:
         model = model.to(memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.train.lr, weight_decay=cfg.train.weight_decay)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, cfg.train.lr_step_epochs, cfg.train.lr_gamma)
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     criterion.to(accelerator.device)
-    state = {"epoch": 0, "batch": 0, "best_loss": math.inf, "bad_epochs": 0, "train_s": 0.0, "done": False}
+    state = {"epoch": 0, "batch": 0, "best_loss": math.inf, "bad_epochs": 0, "train_s": 0.0, "train_cpu_s": 0.0,
+             "done": False}
     ckpt = out / "checkpoint"
     if (ckpt / "trainer_state.json").is_file():
         saved = IDMConfig.from_json_file(ckpt / "config.json")
@@ -217,10 +231,11 @@ def main(cfg: Config) -> int:
                 logger.log({f"train/{k}": v for k, v in losses.items()}
                            | {"train/lr": optimizer.param_groups[0]["lr"]}, step=step0 + batch)
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = train_one_epoch(model, criterion, loader, optimizer, accelerator, cfg.augment, state["batch"],
                               deadline, cfg.train.max_grad_norm, on_step, cfg.progress)
         state["train_s"] += time.perf_counter() - t0
+        state["train_cpu_s"] += time.process_time() - c0  # differs from wall time on a shared machine
         state["batch"] = res.batches
         if not res.finished:
             save_checkpoint(accelerator, model, cfg, state, ckpt)
@@ -239,7 +254,8 @@ def main(cfg: Config) -> int:
             if improved:
                 unwrapped.save_pretrained(out / "best")
                 (out / "eval.json").write_text(json.dumps(
-                    eval_record(ev, cfg.model) | {"epoch": state["epoch"], "train_s": state["train_s"]},
+                    eval_record(ev, cfg.model) | {"epoch": state["epoch"], "train_s": state["train_s"],
+                                                 "train_cpu_s": state["train_cpu_s"]},
                     indent=2) + "\n")
                 save_confusion(logger, "confusion_action", ev.action_confusion, cfg.model.actions)
                 save_confusion(logger, "confusion_object", ev.object_confusion, cfg.model.objects)
