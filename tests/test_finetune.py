@@ -86,9 +86,16 @@ def test_pair_prompts_are_what_the_planner_sends_and_programs_replay(pairs, tiny
         assert Executor(env).run(program, task).success
         for rev in (r for r in rec["rows"] if r["kind"] == "revision"):
             text = rev["prompt"][-1]["content"]
-            assert "It stopped with an error:" in text and rev["completion"] == row["completion"]
+            assert "It stopped with an error:" in text
+            # the completion is the rest of the solution from where the mistaken program left the world
+            rest = rev["completion"].split("```python\n")[1].split("```")[0]
+            assert rest != program and not ungrounded_ids(rest, shown_ids(rev["prompt"]))
+            env.reset(options={"task": task})
+            replay = Executor(env)
+            assert not replay.run(rev["mistaken_program"], task).success
+            assert replay.run(rest, task).success
     assert stats["pairs"] == sum(len(r["rows"]) for r in records)
-    assert stats["by_kind"]["plan"] == 4 and stats["tokens"]["prompt"]["min"] > 300
+    assert stats["by_kind"]["plan"] == 4 and stats["by_kind"]["revision"] > 0 and stats["tokens"]["prompt"]["min"] > 300
     ds = load_pairs(out / "dataset")
     train_tasks, valid_tasks = set(ds["train"]["task_id"]), set(ds["validation"]["task_id"])
     assert valid_tasks and not train_tasks & valid_tasks  # whole tasks per split

@@ -14,7 +14,7 @@ from typing import Any
 
 from icalkit.data_gen.actor import Actor, SkillError
 from icalkit.envs.household.catalog import SLICE_PRODUCTS
-from icalkit.envs.household.state import SimObject
+from icalkit.envs.household.state import SimObject, World
 from icalkit.envs.household.tasks.checker import condition_holds, is_a, resolve
 from icalkit.envs.household.tasks.definitions import ResolvedComponent, ResolvedTask
 from icalkit.envs.household.tasks.task import Task
@@ -179,12 +179,20 @@ class Expert:
         return tuple(sorted(types)) or (wanted,)
 
 
-def expert_actions(task: Task) -> list[dict]:
-    """Solve ``task`` headless and return its primitive actions as env action dicts."""
+def expert_actions(task: Task, world: World | None = None) -> list[dict]:
+    """Solve ``task`` headless and return its primitive actions as env action dicts.
+
+    Args:
+        task: the task.
+        world: the state to start from (copied, not modified); default: the task's initial
+            scene. From a state part-way through, the actions are the rest of the solution.
+    """
+    import copy
+
     from icalkit.envs.household.scene import build_world
     from icalkit.envs.household.simulator import Simulator
 
-    world = build_world(task)
+    world = build_world(task) if world is None else copy.deepcopy(world)
     sim = Simulator(world)
     actions: list[dict] = []
 

@@ -216,7 +216,7 @@ class PairBuilder:
             return out
         meta = {"task_id": task.task_id, "task_type": task.task_type,
                 "retrieved": [e.example_id for e in examples]}
-        out.rows.append({**meta, "kind": "plan", "mistake": "", "prompt": prompt,
+        out.rows.append({**meta, "kind": "plan", "mistake": "", "mistaken_program": "", "prompt": prompt,
                          "completion": completion_text(program)})
         rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
         classes = sorted({i.rsplit("_", 1)[0] for i in ids})
@@ -233,6 +233,10 @@ class PairBuilder:
 
     def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,
                   classes: list[str], out: TaskPairs) -> dict | None:
+        """Mistaken program + its feedback -> the rest of the solution from the state it left."""
+        from icalkit.data_gen.expert import expert_actions
+        from icalkit.data_gen.programs import trajectory_to_program
+
         p = self.cfg.planner
         wrong = inject_mistake(program, kind, rng, classes)
         if wrong is None:
@@ -245,13 +249,20 @@ class PairBuilder:
             out.drop(f"revision_{kind}_no_feedback")
             return None
         completed = trace.failure.completed if trace.failure else trace.program
-        prompt = replan_program_prompt(task, executor.sim.world, examples, trace.program, completed, error,
+        world = executor.sim.world
+        prompt = replan_program_prompt(task, world, examples, trace.program, completed, error,
                                        p.use_dialogue, p.max_state_objects)
         ids = shown_ids(prompt)
-        if ungrounded_ids(program, ids) or not executor.run(program, task).success:
+        try:  # the rest of the solution from where the mistake left the world (not a restart)
+            rest = ground_program(trajectory_to_program(world, expert_actions(task, world)), ids)
+        except Exception:  # noqa: BLE001 - a state the expert cannot finish from is counted, not fatal
+            out.drop(f"revision_{kind}_expert_failed")
+            return None
+        if not rest.strip() or ungrounded_ids(rest, ids) or not executor.run(rest, task).success:
             out.drop(f"revision_{kind}_fix_fails")
             return None
-        return {"kind": "revision", "mistake": kind, "prompt": prompt, "completion": completion_text(program)}
+        return {"kind": "revision", "mistake": kind, "mistaken_program": wrong, "prompt": prompt,
+                "completion": completion_text(rest)}
 
 
 def length_stats(values: Iterable[int]) -> dict[str, float]:
