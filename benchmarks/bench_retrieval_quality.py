@@ -25,6 +25,11 @@ dev_dialogues.yaml, also hand-written), which this benchmark does not score.
 
 Writes benchmarks/results/retrieval_quality.json. Usage:
     python benchmarks/bench_retrieval_quality.py [--learned runs/retriever/model] [--threads 1]
+        [--planning runs/eval_retriever [--planning-only]]
+
+Planning success: `icalkit eval methods='[copy, copy_learned]' split.n_per_type=2 workers=0
+out_dir=runs/eval_retriever` (copy runs the top retrieved raw demonstration's program, no model),
+then ``--planning runs/eval_retriever --planning-only`` adds its figures to the results file.
 """
 
 from __future__ import annotations
@@ -121,6 +126,35 @@ def evaluate(mem: Any, queries: list, before: bool) -> dict[str, Any]:
                              "precision_at_5": round(sum(r[1] for r in v) / len(v), 3)} for t, v in per_type.items()}}
 
 
+def planning_effect(eval_dir: Path) -> dict[str, Any]:
+    """What an `icalkit eval` run of copy vs copy_learned found: per method and split, episodes, SR,
+    GC (Table 1) and how often the retrieved example had the task's type (from the memories' records)."""
+    import sqlite3
+
+    from icalkit.eval.methods import load_method
+
+    summary = json.loads((eval_dir / "summary.json").read_text(encoding="utf-8"))
+    config = summary.get("config", {})
+    methods = {m: load_method(m) for m in config.get("methods", [])}
+    types: dict[str, str] = {}
+    for method in methods.values():
+        with sqlite3.connect(method.memory) as db:
+            types.update(db.execute("SELECT key, task_type FROM records").fetchall())
+    rows: dict[str, dict[str, Any]] = {}
+    for line in (eval_dir / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        row = rows.setdefault(f"{r['method']}/{r['split']}", {"n": 0, "success": 0, "right_type": 0})
+        row["n"] += 1
+        row["success"] += int(r["success"])
+        row["right_type"] += int(bool(r["retrieved"]) and types.get(r["retrieved"][0]) == r["task_type"])
+    for row in rows.values():
+        row["sr"], row["right_type_retrieved"] = round(row["success"] / row["n"], 3), round(row["right_type"] / row["n"], 3)
+    return {"eval_dir": str(eval_dir), "table1": (eval_dir / "table1.md").read_text(encoding="utf-8"),
+            "split": config.get("split"), "methods": {m: {"memory": x.memory, "retriever": x.retriever or "untuned",
+                                                          "type_vote": x.type_vote} for m, x in methods.items()},
+            "per_method_split": rows}
+
+
 def _train_summary(folder: Path) -> dict[str, Any] | None:
     """How the learned retriever was trained (its train_summary.json), or None."""
     path = folder / "train_summary.json"
@@ -134,7 +168,16 @@ def main() -> None:
     ap.add_argument("--type-vote", type=float, default=3.0, help="β of the type-vote re-ranking (+vote lines)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--planning", default="", help="an `icalkit eval` run of copy vs copy_learned: add its figures "
+                    "to the results file (with --planning-only, nothing else is measured)")
+    ap.add_argument("--planning-only", action="store_true")
     args = ap.parse_args()
+    if args.planning_only:
+        out = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        out["planning"] = planning_effect(Path(args.planning))
+        Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
+        print(json.dumps(out["planning"]["per_method_split"], indent=1))
+        return
 
     import torch
 
@@ -179,6 +222,7 @@ def main() -> None:
            "queries": {s: len(q) for s, q in query_sets.items()}, "k": K,
            "goal": "hand_written: top1 >= 0.9 and precision_at_5 >= 0.85", "results": results,
            "learned_model": _train_summary(learned),
+           **({"planning": planning_effect(Path(args.planning))} if args.planning else {}),
            "seconds": round(time.perf_counter() - start, 1)}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -169,11 +169,25 @@ def test_human_style_dialogues() -> None:
     params = {"X": "Potato", "N": "2", "Y": "Plate", "prep": "on"}
     a = write_instructions("N Cooked Slices Of X In Y", params, 3, style="human")
     assert a == write_instructions("N Cooked Slices Of X In Y", params, 3, style="human")  # deterministic
-    texts = [" ".join(t for _, t in write_instructions("Coffee", {}, i, style="human")[1]) for i in range(80)]
-    assert sum("coffee" not in t.lower() for t in texts) >= 3  # goal said without the keyword (4 of 80 now)
-    assert len(set(texts)) == len(texts)
+    # the task never named by its keyword in the whole dialogue (now 1, 6, 4 and 34 of 80: the
+    # Coffee steps name the coffee maker)
+    without = {}
+    for task_type, keyword, p in [("Coffee", "coffee", {}), ("Water Plant", "water", {}),
+                                  ("Plate Of Toast", "toast", {}), ("Sandwich", "sandwich", {"lettuce": "1", "tomato": "1"})]:
+        texts = [" ".join(t for _, t in write_instructions(task_type, p, i, style="human")[1]) for i in range(80)]
+        assert len(set(texts)) == len(texts)
+        without[task_type] = sum(keyword not in t.lower() for t in texts)
+    assert min(without.values()) >= 1 and sum(without.values()) >= 20, without
     with pytest.raises(ValueError, match="unknown dialogue style 'poetic'"):
         write_instructions("Coffee", {}, 0, style="poetic")
+    # every TEACh type has other step wordings and a clarifying exchange that carries its structure
+    from icalkit.envs.household.tasks import instruction_templates as T
+    from icalkit.training.retriever_data import TFD_TYPES
+
+    assert set(T.HUMAN_STEPS) == set(T.CLARIFY) == set(TFD_TYPES)
+    raw = [" ".join(t for _, t in write_instructions("N Slices Of X In Y", params, i, style="human")[1]).lower()
+           for i in range(60)]
+    assert any("raw" in t or "uncooked" in t or "don't cook" in t for t in raw)
 
 
 # -- learned retriever -----------------------------------------------------------------------
@@ -181,6 +195,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     from collections import Counter
 
     from icalkit.training.retriever_data import (
+        DEV_DIALOGUES,
         TFD_TYPES,
         RetrieverDataError,
         check_held_out,
@@ -191,6 +206,15 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     hand = load_human_dialogues()
     counts = Counter(d.task_type for d in hand)
     assert set(counts) == set(TFD_TYPES) and min(counts.values()) >= 3
+    dev = load_human_dialogues(DEV_DIALOGUES)  # the set settings are chosen on: other dialogues, same types
+    assert Counter(d.task_type for d in dev) == dict.fromkeys(TFD_TYPES, 3)
+    long_turns = lambda ds: {t for d in ds for _, t in d.dialogue if len(t) > 30}  # noqa: E731 (as check_held_out)
+    # written without copying the test set; one short turn came out word for word the same in both
+    # (found after the dev set was used; kept so that the dev figures in docs/memory.md reproduce)
+    assert long_turns(dev) & long_turns(hand) == {"2 lettuce slices and a tomato slice"}
+    with pytest.raises(RetrieverDataError, match="held-out test set"):
+        check_held_out([{"anchor": dev[0].dialogue[0][1] + " " + dev[0].dialogue[1][1], "positive": "x"}],
+                       [*hand, *dev])
     rows = training_pairs(TFD_TYPES, 3, seed=1, keys=("commander", "dialogue"))
     assert {r["task_type"] for r in rows} == set(TFD_TYPES)
     check_held_out(rows, hand)
@@ -230,3 +254,75 @@ def test_adapter_training_saves_a_loadable_embedder(tmp_path) -> None:
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="unknown retriever training method 'lora'"):
         train_retriever(rows, tmp_path / "x", RetrieverTrainConfig(method="lora"))
+    # a memory written with the untuned embedder refuses the learned one (and the other way round)
+    from icalkit.memory.store import MixedEmbedderError
+
+    untuned = ExampleMemory(tmp_path / "m.db", SentenceTransformerEmbedder())
+    untuned.add(Example(task_id="t", task_type="Coffee", instruction="Make coffee.", dialogue=["Commander: coffee"]))
+    untuned.close()
+    with pytest.raises(MixedEmbedderError, match=r"st:all-MiniLM-L6-v2.*st:model-|st:model-.*st:all-MiniLM-L6-v2"):
+        ExampleMemory(tmp_path / "m.db", tuned)
+
+
+# -- task-type vote re-ranking ---------------------------------------------------------------
+def test_type_vote_moves_up_examples_whose_type_scores_high() -> None:
+    from icalkit.memory.rerank import type_vote
+
+    types = ["Salad", "Sandwich", "Sandwich", "Salad", "Coffee"]
+    found = [(0.90, 0), (0.88, 1), (0.87, 2), (0.60, 3), (0.50, 4)]  # best first, one Salad on top
+    assert type_vote(found, types, 0.0) == found
+    order = [p for _, p in type_vote(found, types, 1.0)]
+    assert order[:3] == [1, 2, 0]  # two Sandwiches near the top outvote one Salad
+    assert {s for s, _ in type_vote(found, types, 1.0)} == {s for s, _ in found}  # scores kept
+    # a lone candidate of its type is padded with the pool's lowest score, not its own
+    assert [p for _, p in type_vote([(0.9, 0), (0.85, 1), (0.84, 2), (0.1, 3)], ["A", "B", "B", "C"], 1.0)][0] == 1
+
+
+def test_memory_type_vote_setting(tmp_path, embedder) -> None:
+    from icalkit.eval.methods import MethodConfig, load_method, method_problem
+    from icalkit.memory.config import MemoryConfig, build_memory
+    from icalkit.memory.rerank import type_vote
+
+    cfg = MemoryConfig(path=str(tmp_path / "m.db"), type_vote=1.0)
+    cfg.image_embedder.kind = "none"
+    mem = build_memory(cfg, embedder)
+    mem.add_many([Example(task_id=f"t{i}", task_type=t, instruction=text, dialogue=[f"Commander: {text}"])
+                  for i, (t, text) in enumerate([("Salad", "make a salad with lettuce and tomato"),
+                                                 ("Sandwich", "make a sandwich with toast and lettuce"),
+                                                 ("Sandwich", "toast two slices of bread, lettuce in between"),
+                                                 ("Coffee", "make a coffee")])])
+    plain = ExampleMemory(tmp_path / "m.db", embedder, type_vote=0.0)  # the same store, no re-ranking
+    for query in ("a salad with lettuce, or a sandwich?", "make a coffee"):
+        before = plain.retrieve(query, "", k=4)
+        voted = type_vote([(h.score, i) for i, h in enumerate(before)], [h.example.task_type for h in before], 1.0)
+        assert [h.example.task_id for h in mem.retrieve(query, "", k=4)] == [before[i].example.task_id for _, i in voted]
+        assert [h.example.task_id for h in mem.retrieve(query, "", k=2)] == [before[i].example.task_id for _, i in voted[:2]]
+    bad = MemoryConfig(type_vote=-1.0)
+    with pytest.raises(ValueError, match="type_vote must be >= 0"):
+        bad.validate()
+    # a method naming a learned retriever that was never trained: skipped, with the command to train it
+    method = MethodConfig(name="copy_learned", memory=str(tmp_path / "m.db"), retriever=str(tmp_path / "nope"))
+    method.planner.mode = "copy"
+    assert "make retriever" in method_problem(method) and "nope" in method_problem(method)
+    shipped = load_method("copy_learned")  # the eval method that reads the learned retriever by config
+    shipped.validate()
+    assert shipped.retriever == "runs/retriever/model" and shipped.type_vote > 0 and shipped.planner.mode == "copy"
+
+
+def test_encode_cache_resumes_and_refuses_other_models(tmp_path, caplog) -> None:
+    import torch
+
+    from icalkit.training.train_retriever import EncodeCache
+
+    path = tmp_path / "enc.pt"
+    first = EncodeCache(path, "base-a", 96)
+    first.add(["make coffee", "boil an egg"], torch.eye(2))
+    again = EncodeCache(path, "base-a", 96)  # a new run: nothing to encode again
+    assert set(again.vectors) == {"make coffee", "boil an egg"} and again.encoded_now == 0
+    torch.testing.assert_close(again.vectors["boil an egg"], torch.tensor([0.0, 1.0]))
+    with caplog.at_level(logging.WARNING):
+        assert EncodeCache(path, "base-b", 96).vectors == {}  # another base model: encoded again
+        assert EncodeCache(path, "base-a", 128).vectors == {}
+        path.write_bytes(b"not a torch file")
+        assert EncodeCache(path, "base-a", 96).vectors == {}
+    assert sum("encoding again" in r.message for r in caplog.records) == 3
