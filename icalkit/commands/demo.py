@@ -132,9 +132,7 @@ def run(cfg: Config) -> int:
                                                     f"llm: {{model: {_tuned_folder(cfg.finetune)}}}\n")]
     n = len(cfg.eval.split.task_types) * cfg.eval.split.size
     print(f"\n== stage 4: before / after on {n} unseen tasks ({', '.join(cfg.eval.split.task_types)}) ==")
-    eval_cmd.run(cfg.eval)
-    for table in sorted(Path(cfg.eval.out_dir).glob("table1.md")):
-        print(table.read_text())
+    eval_cmd.run(cfg.eval)  # prints the before/after table
     if cfg.run_ical:
         print(f"\n== stage 5: ICAL on {cfg.ical.limit} noisy demonstrations ==")
         ical_cmd.run(cfg.ical)
