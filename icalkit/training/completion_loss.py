@@ -45,19 +45,17 @@ class SharedPrefixCollator:
     Keys: ``prefix_ids``, ``input_ids`` / ``labels`` / ``position_ids`` (B × S, right-padded,
     positions continuing after the prefix) and ``attention_mask`` (B × (P + S): the prefix and
     each row's real tokens), whose sum is the micro-batch's pair tokens (the Trainer counts it).
-    ``share=False`` gives P = 0: plain padded batches in the same format.
     """
 
-    def __init__(self, pad_token_id: int, share: bool = True) -> None:
+    def __init__(self, pad_token_id: int) -> None:
         self.pad = pad_token_id
-        self.share = share
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
         import torch
 
         ids = [list(f["input_ids"]) for f in features]
         labels = [list(f["labels"]) for f in features]
-        p = shared_prefix_length(ids, labels) if self.share and len(ids) > 1 else 0
+        p = shared_prefix_length(ids, labels) if len(ids) > 1 else 0
         rest = [r[p:] for r in ids]
         width = max(len(r) for r in rest)
 
@@ -85,14 +83,12 @@ def completion_loss(model: Any, batch: dict[str, Any], num_items: Any = None) ->
     decoder, head = lm.get_decoder(), lm.get_output_embeddings()
     prefix = batch.get("prefix_ids")
     rows = batch["input_ids"].shape[0]
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"use_cache": False}
     if prefix is not None and prefix.shape[-1] > 0:
         cache = DynamicCache(config=lm.config)
         decoder(input_ids=prefix, past_key_values=cache, use_cache=True)
         cache.batch_repeat_interleave(rows)
         extra = {"past_key_values": cache, "use_cache": True}
-    else:
-        extra = {"use_cache": False}
     hidden = decoder(input_ids=batch["input_ids"], attention_mask=batch.get("attention_mask"),
                      position_ids=batch.get("position_ids"), **extra).last_hidden_state
     targets = batch["labels"][:, 1:]

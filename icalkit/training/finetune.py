@@ -229,7 +229,7 @@ def make_collator(tokenizer: Any, packing: bool, shared_prefix: bool = False) ->
     if packing:
         return DataCollatorWithFlattening(return_position_ids=True, separator_id=-100)
     if shared_prefix:
-        return SharedPrefixCollator(tokenizer.pad_token_id, share=True)
+        return SharedPrefixCollator(tokenizer.pad_token_id)
     return DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
 
 
