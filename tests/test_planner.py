@@ -153,3 +153,24 @@ def test_real_tiny_model_runs_one_episode(coffee, memory):
     res = agent.run_episode(coffee, sim_for(coffee))
     assert res.attempts == 2 and res.llm["calls"] >= 2 and res.llm["completion_tokens"] > 0
     assert res.model and not res.success
+
+
+def test_planner_state_shows_the_closed_container_of_a_task_object() -> None:
+    """A task object inside a closed cabinet/drawer brings its container into the prompt's state,
+    with ``open=False`` (right after it unless the task lists it anyway), so a program can know
+    to open it first."""
+    from icalkit.agents.context import filtered_state, planner_state, state_text
+
+    found = 0
+    for task in sample_tasks(["Coffee", "Put All X In One Y", "Salad"], 4, "train"):
+        world = build_world(task)
+        state, listed = planner_state(world, task), filtered_state(world, task)
+        ids = list(state)
+        for attrs in state.values():
+            parent = attrs.get("parent")
+            if parent and world.objects[parent].type.openable and not world.objects[parent].is_open:
+                first = min(ids.index(o) for o in ids if state[o].get("parent") == parent)
+                assert parent in state and (parent in listed or ids.index(parent) == first + 1)
+                assert f"{parent}: open=False" in state_text(state).splitlines()
+                found += 1
+    assert found > 0  # the sample has objects in closed containers

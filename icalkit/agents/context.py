@@ -49,6 +49,20 @@ def filtered_state(world: World, task: Task, program: str = "", limit: int = 25)
     return dict(list(state.items())[:limit])
 
 
+def planner_state(world: World, task: Task, limit: int = 25) -> dict[str, dict]:
+    """The state a planner prompt shows: :func:`filtered_state` plus the openable containers
+    (drawers, cabinets, fridge, ...) that hold a listed object, with their ``open`` state, right
+    after their contents, so that a program can know it must open one before a pickup."""
+    state = filtered_state(world, task, limit=limit)
+    out: dict[str, dict] = {}
+    for oid, attrs in state.items():
+        out[oid] = attrs
+        parent = attrs.get("parent")
+        if parent and parent not in state and parent not in out and world.objects[parent].type.openable:
+            out[parent] = object_state_dict(world, [parent])[parent]
+    return out
+
+
 def retrieval_state(world: World, task: Task) -> dict[str, dict]:
     """The textual-state signal of a retrieval key or query: the task-relevant objects at the start.
 
@@ -71,10 +85,12 @@ def retrieval_query(task: Task, world: World, memory: Any = None) -> tuple[str, 
 
 
 def state_text(state: dict[str, dict]) -> str:
-    """Compact one-line-per-object rendering of an attribute-dict state."""
+    """Compact one-line-per-object rendering of an attribute-dict state (``open=False`` is kept:
+    a closed container is the one thing a planner must act on)."""
     lines = []
     for oid, attrs in state.items():
-        parts = [f"{k}={v}" for k, v in attrs.items() if k != "label" and v not in (None, False, "")]
+        parts = [f"{k}={v}" for k, v in attrs.items()
+                 if k != "label" and (v not in (None, False, "") or (k == "open" and v is False))]
         lines.append(f"{oid}: " + (", ".join(parts) if parts else "-"))
     return "\n".join(lines)
 

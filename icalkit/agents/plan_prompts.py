@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
-from icalkit.agents.context import filtered_state, format_examples, state_text, task_text
+from icalkit.agents.context import format_examples, planner_state, state_text, task_text
 from icalkit.agents.prompts import PromptTemplate, load_template
 from icalkit.envs.household.state import World
 from icalkit.envs.household.tasks.task import Task
@@ -40,7 +40,7 @@ def examples_text(examples: Sequence[Any]) -> str:
 
 def planner_state_text(world: World, task: Task, max_state_objects: int = 25) -> str:
     """The abstracted (task-relevant) state of ``world`` as the planner shows it."""
-    return state_text(filtered_state(world, task, limit=max_state_objects))
+    return state_text(planner_state(world, task, limit=max_state_objects))
 
 
 def program_prompt(task: Task, world: World, examples: Sequence[Any], use_dialogue: bool = True,

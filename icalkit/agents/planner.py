@@ -31,11 +31,9 @@ from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.context import (
-    filtered_state,
     format_examples,
     retrieval_state,
     retrieval_text,
-    state_text,
     task_text,
 )
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
@@ -43,7 +41,12 @@ from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
 from icalkit.agents.parsing import ParseError, parse_sections
-from icalkit.agents.plan_prompts import ZERO_SHOT_EXAMPLES, program_prompt, replan_program_prompt
+from icalkit.agents.plan_prompts import (
+    ZERO_SHOT_EXAMPLES,
+    planner_state_text,
+    program_prompt,
+    replan_program_prompt,
+)
 from icalkit.agents.prompts import load_template
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
@@ -210,7 +213,7 @@ class Planner:
 
     # ---------------------------------------------------------------- prompting
     def _state(self, executor: Executor, task: Task) -> str:
-        return state_text(filtered_state(executor.sim.world, task, limit=self.cfg.max_state_objects))
+        return planner_state_text(executor.sim.world, task, self.cfg.max_state_objects)
 
     def _objects(self, executor: Executor, observed: bool) -> str:
         ids = sorted(executor.runtime.seen) if observed else executor.sim.visible_objects()
