@@ -177,7 +177,7 @@ def test_completion_loss_with_shared_prefix_is_exact(tokenizer, tiny_dir, method
     ours, ours_g = loss_and_grads(lambda: completion_loss(model, shared, n_items))
     ref, ref_g = loss_and_grads(lambda: model(**plain, use_cache=False).loss)
     assert torch.allclose(ours, ref, atol=1e-5)
-    assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(ours_g, ref_g))
+    assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(ours_g, ref_g, strict=True))
 
 
 def _train_cfg(tiny_dir: Path, **kw) -> TrainConfig:
@@ -254,3 +254,38 @@ def test_gpu_config_is_valid():
     cfg = load_config(Config, ROOT / "configs" / "finetune_gpu.yaml")
     cfg.validate()
     assert cfg.train.device == "auto" and cfg.data.n_per_type == 60
+
+
+def test_retrieval_augmented_pairs_carry_what_the_deployed_planner_retrieves(tmp_path):
+    """``data.k=1`` through the config loader (as ``icalkit finetune`` does): each prompt carries the
+    example the deployed planner retrieves for the task (its own example excluded), byte for byte."""
+    from icalkit.agents.context import retrieval_state
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner import Planner
+    from icalkit.commands.finetune import Config
+    from icalkit.config import load_config
+    from icalkit.envs.factory import make_env
+    from icalkit.envs.household.tasks.sampler import sample_tasks
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+    from icalkit.memory.example import Example
+    from icalkit.memory.example_memory import ExampleMemory
+
+    tasks = sample_tasks(["Coffee"], 2, "train")
+    mem = ExampleMemory(tmp_path / "m.db", SentenceTransformerEmbedder())
+    mem.add_many([Example(task_id=t.task_id, task_type="Coffee", instruction=t.instruction,
+                          revised_program=f'mug = InteractionObject("Mug")  # {t.task_id}', summary="coffee")
+                  for t in tasks])
+    cfg = load_config(Config, ROOT / "configs/finetune.yaml",
+                      ["data.task_types=[Coffee]", "data.n_per_type=2", "data.k=1", f"data.memory_path={tmp_path}/m.db",
+                       "data.revisions_per_task=0", "data.valid_fraction=0.0"])
+    build_pairs(cfg.data, tmp_path / "pairs", mem, progress=False)
+    records = {json.loads(line)["task_id"]: json.loads(line) for line in (tmp_path / "pairs/pairs.jsonl").open()}
+    env = make_env("household", render_obs=False)
+    deployed = Planner(LLMSession(None), mem, cfg.data.planner.__class__(mode="ical", k=1))
+    for task, other in zip(tasks, reversed(tasks), strict=True):
+        (row,) = records[task.task_id]["rows"]
+        assert other.task_id in row["prompt"][-1]["content"] and task.task_id not in row["prompt"][-1]["content"]
+        env.reset(options={"task": task})
+        executor = Executor(env)
+        sets, _ = deployed.retrieve(task, retrieval_state(executor.sim.world, task))
+        assert row["prompt"] == deployed._first_prompt(task, executor, sets[0])

@@ -20,11 +20,11 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.context import filtered_state
+from icalkit.agents.context import retrieval_state
 from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
@@ -177,7 +177,7 @@ class PairBuilder:
         self.env = make_env("household", render_obs=False)
         self.limits = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map))
         # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
-        self.retriever = Planner(None, memory, PlannerConfig(**{**vars(cfg.planner), "mode": "copy", "k": cfg.k}),
+        self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k),
                                  self.limits) if cfg.k else None
 
     def _fresh(self, task: Task) -> Executor:
@@ -194,8 +194,8 @@ class PairBuilder:
         p = self.cfg.planner
         executor = self._fresh(task)
         world0 = executor.sim.world
-        state0 = filtered_state(world0, task, limit=p.max_state_objects)
-        sets, err = self.retriever.retrieve(task, state0, None) if self.retriever else ([[]], "")
+        # the deployed planner's query: Planner.run retrieves with retrieval_state
+        sets, err = self.retriever.retrieve(task, retrieval_state(world0, task), None) if self.retriever else ([[]], "")
         if err:
             out.drop("retrieval_failed")
             return out
