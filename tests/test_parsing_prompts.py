@@ -71,3 +71,21 @@ def test_template_checks_placeholders(tmp_path: Path) -> None:
 def test_shipped_templates_load() -> None:
     templates = check_all_templates()
     assert all(t.prompt_id for t in templates)
+
+
+def test_examples_render_their_state_as_the_planner_renders_the_new_tasks() -> None:
+    """An example's state in a prompt uses the planner's compact state format (no labels, no
+    None/False noise except ``open=False``), and a raw demonstration's empty sections are left out."""
+    from icalkit.agents.context import format_example, state_text
+    from icalkit.memory.example import Example
+
+    state = {"Mug_1": {"label": "Mug", "parent": "Cabinet_1", "holding": False, "dirty": True, "liquid": None},
+             "Cabinet_1": {"label": "Cabinet", "parent": None, "holding": False, "open": False}}
+    raw = Example(task_id="t", task_type="Coffee", instruction="Coffee please", filtered_state=state,
+                  demo_program='mug = InteractionObject("Mug")')
+    text = format_example(raw, 1)
+    assert state_text(state) in text and "Mug_1: parent=Cabinet_1, dirty=True\nCabinet_1: open=False" in text
+    assert "label=" not in text and "Summary" not in text and "Plan" not in text
+    learned = Example(task_id="t", task_type="Coffee", instruction="Coffee please", filtered_state=state,
+                      summary="brew", plan=["open", "brew"], revised_program='mug = InteractionObject("Mug")')
+    assert "Summary: brew\nPlan:\n1. open\n2. brew\nProgram:" in format_example(learned)

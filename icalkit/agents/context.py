@@ -96,13 +96,23 @@ def state_text(state: dict[str, dict]) -> str:
 
 
 def format_example(example: Any, index: int | None = None) -> str:
-    """One learned example as in-context text (instruction, state, summary, plan, program)."""
+    """One learned example as in-context text (instruction, state, summary, plan, program).
+
+    The state is rendered as the planner renders the new task's state (:func:`state_text`), and
+    empty Summary / Plan sections (raw demonstrations) are left out: every token of an example
+    is paid for at each call and in each training pair.
+    """
     head = f"Example {index}" if index is not None else "Example"
-    plan = "\n".join(f"{k + 1}. {step}" for k, step in enumerate(example.plan))
-    return (f"### {head}\nInstruction: {example.instruction_text()}\n"
-            f"Abstracted State:\n{example.state_text()}\n"
-            f"Summary: {example.summary}\nPlan:\n{plan}\n"
-            f"Program:\n```python\n{(example.revised_program or example.demo_program).strip()}\n```")
+    state = example.filtered_state or example.initial_state
+    compact = isinstance(state, dict) and all(isinstance(a, dict) for a in state.values())
+    parts = [f"### {head}", f"Instruction: {example.instruction_text()}",
+             f"Abstracted State:\n{state_text(state) if compact else example.state_text()}"]
+    if example.summary:
+        parts.append(f"Summary: {example.summary}")
+    if example.plan:
+        parts.append("Plan:\n" + "\n".join(f"{k + 1}. {step}" for k, step in enumerate(example.plan)))
+    parts.append(f"Program:\n```python\n{(example.revised_program or example.demo_program).strip()}\n```")
+    return "\n".join(parts)
 
 
 def format_examples(examples: Sequence[Any]) -> str:
