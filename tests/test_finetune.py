@@ -110,6 +110,11 @@ def test_grounding_and_mistakes():
     grounded = ground_program(program, {"Mug_2", "Cabinet_3"})
     assert 'object_instance="Mug_2"' in grounded and "BreadSliced_8" not in grounded and "Bread_1" not in grounded
     assert ungrounded_ids(grounded, {"Mug_2", "Cabinet_3"}) == []
+    # ids of a retrieved example belong to its own scene: they ground nothing in the new task
+    for head in ("New task:", "Task:"):
+        prompt = [{"role": "user", "content": f"Solved examples:\n### Example 1\nPlate_9: -\n\n### Example 2\n"
+                                              f"Knife_4: -\n\n{head}\nCommander: hi\n\nCurrent state:\nMug_2: -"}]
+        assert shown_ids(prompt) == {"Mug_2"}
     import random
 
     rng = random.Random(0)

@@ -97,9 +97,14 @@ class PairConfig:
         return [t for t in self.task_types if t not in self.heldout_types]
 
 
+_EXAMPLES_SECTION = re.compile(r"Solved examples:.*?\n\n(?=New task:|Task:)", re.S)
+
+
 def shown_ids(prompt: list[dict]) -> set[str]:
-    """Object ids (``Mug_2``) that appear anywhere in the prompt's text."""
-    return set(re.findall(r"\b[A-Z][A-Za-z]+_\d+\b", " ".join(m["content"] for m in prompt)))
+    """Object ids (``Mug_2``) that the prompt shows for the task itself: anywhere in its text
+    except the retrieved examples, whose ids belong to other scenes."""
+    text = _EXAMPLES_SECTION.sub("", " ".join(m["content"] for m in prompt))
+    return set(re.findall(r"\b[A-Z][A-Za-z]+_\d+\b", text))
 
 
 def ground_program(program: str, ids: set[str]) -> str:
