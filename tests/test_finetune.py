@@ -248,8 +248,8 @@ def test_bad_datasets_and_configs_are_named(pairs, tiny_dir, tmp_path):
         TrainConfig(method="qlora").validate()
     with pytest.raises(ValueError, match="every task type is held out"):
         PairConfig(task_types=["Coffee"], heldout_types=["Coffee"]).validate()
-    with pytest.raises(ValueError, match="data.memory_path"):
-        PairConfig(k=2).validate()
+    with pytest.raises(DatasetError, match="data.memory_path"):
+        build_pairs(PairConfig(k=2), tmp_path / "no_memory")
 
 
 def test_gpu_config_is_valid():

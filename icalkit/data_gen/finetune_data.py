@@ -84,8 +84,6 @@ class PairConfig:
             raise ValueError(f"data.split {self.split!r} is not one of {SPLITS}")
         if self.n_per_type < 1 or self.k < 0 or self.revisions_per_task < 0:
             raise ValueError("data.n_per_type must be >= 1, data.k and data.revisions_per_task >= 0")
-        if self.k > 0 and not self.memory_path:
-            raise ValueError("data.k > 0 retrieves examples: set data.memory_path to an example memory")
         if unknown := set(self.mistakes) - set(MISTAKES):
             raise ValueError(f"data.mistakes {sorted(unknown)} not in {MISTAKES}")
         if not 0 <= self.valid_fraction < 1:
@@ -328,6 +326,8 @@ def build_pairs(cfg: PairConfig, out_dir: str | Path, memory: Any | None = None,
     from icalkit.envs.household.tasks.sampler import sample_tasks
 
     cfg.validate()
+    if cfg.k > 0 and memory is None:  # checked here, not in validate: `icalkit demo` derives the path later
+        raise DatasetError("data.k > 0 retrieves examples: set data.memory_path to an example memory")
     out = Path(out_dir)
     tasks = sample_tasks(cfg.training_types(), cfg.n_per_type, cfg.split, cfg.seed)
     done = load_records(out / "pairs.jsonl", lambda r: r["task_id"])
