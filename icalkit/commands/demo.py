@@ -21,11 +21,15 @@ Stage 1: generates a few tasks, runs the expert and the noisy demonstrator, save
 demonstrations (JSONL + Hugging Face datasets), writes a few frames as PNG and prints a
 per-task-type table.
 Stage 2: executes a program step by step in the sandbox and prints the feedback of each attempt.
-Stage 3: fine-tunes the planner's model (SmolLM2-135M, full fine-tune, bf16 on CPU) on
-prompt -> program pairs of a few task types, for a bounded time (finetune.train.time_budget_s).
-Stage 4: evaluates (icalkit eval) the untuned and the fine-tuned planner on unseen (valid_unseen)
-tasks of those types, with re-planning as deployed, and prints the before/after table.
-Stage 5 (opt-in, run_ical=true): the ICAL loop on ical.limit noisy demonstrations with the
+Stage 3: stores the noisy demonstrations, unprocessed, in an example memory (icalkit ical
+raw_demos=true; no model): the few demonstrations the agent learns a task type from.
+Stage 4: fine-tunes the planner's model (SmolLM2-135M, full fine-tune, bf16 on CPU) on
+prompt -> program pairs of a few task types whose prompt carries the finetune.data.k examples
+retrieved from that memory (k=0: zero-shot prompts), for a bounded time (finetune.train.time_budget_s).
+Stage 5: evaluates (icalkit eval) on unseen (valid_unseen) tasks, with re-planning as deployed:
+the untuned model and the fine-tuned one, both with the same retrieval, and the retrieved
+program run as it is (copy baseline); prints the before/after table.
+Stage 6 (opt-in, run_ical=true): the ICAL loop on ical.limit noisy demonstrations with the
 default model, and what it learned.
 Every stage resumes: re-running skips finished work (the fine-tune resumes from its checkpoint,
 the LLM response cache replays). The stages share paths under out_dir and the W&B setting of
@@ -35,6 +39,7 @@ The full-size fine-tune is the next command: `icalkit finetune` (configs/finetun
 Examples:
   icalkit demo
   icalkit demo finetune.train.time_budget_s=900 eval.split.n_per_type=3
+  icalkit demo finetune.data.k=0          # zero-shot prompts, no memory
   icalkit demo run_ical=true ical.limit=3
 """
 
@@ -44,17 +49,20 @@ TUNED_TYPES = ["Coffee", "Water Plant", "Clean All X"]
 
 def _demo_finetune() -> finetune_cmd.Config:
     return finetune_cmd.Config(
-        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=8, revisions_per_task=1, valid_fraction=0.0),
-        train=TrainConfig(method="full", epochs=3.0, micro_batch=4, grad_accum=2, learning_rate=2e-4,
-                          time_budget_s=540, save_steps=5, logging_steps=1, device="cpu"))
+        # memory_path: replaced by derive_settings (stage 3's memory under out_dir) unless given
+        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=8, revisions_per_task=1, valid_fraction=0.0, k=1,
+                        memory_path="runs/demo/memory/memory.db"),
+        train=TrainConfig(method="full", epochs=2.0, micro_batch=2, grad_accum=2, learning_rate=3e-4,
+                          time_budget_s=600, save_steps=5, logging_steps=1, device="cpu"))
 
 
 @dataclass
 class Config:
     out_dir: str = "runs/demo"
     demos: demos_cmd.Config = field(default_factory=lambda: demos_cmd.Config(task_types=list(DEMO_TYPES), n_per_type=1))
+    memory: ical_cmd.Config = field(default_factory=lambda: ical_cmd.Config(raw_demos=True))
     finetune: finetune_cmd.Config = field(default_factory=_demo_finetune)
-    run_ical: bool = False  # stage 5 (opt-in): ICAL on ical.limit noisy demonstrations
+    run_ical: bool = False  # stage 6 (opt-in): ICAL on ical.limit noisy demonstrations
     ical: ical_cmd.Config = field(default_factory=lambda: ical_cmd.Config(limit=3, n_feedbacks=2))
     eval: eval_cmd.Config = field(default_factory=lambda: eval_cmd.Config(
         splits=["valid_unseen"], split=SplitConfig(task_types=list(TUNED_TYPES), n_per_type=2), workers=2))
@@ -81,6 +89,22 @@ def _tuned_folder(cfg: finetune_cmd.Config) -> str:
     return str(Path(cfg.out_dir) / ("adapter" if cfg.train.method == "lora" else "model"))
 
 
+def _methods(cfg: Config, types: str) -> list[str]:
+    """The before/after methods: untuned vs fine-tuned with the same prompts (+ the copy baseline
+    when the prompts carry retrieved demonstrations)."""
+    k = cfg.finetune.data.k
+    planner = f"planner: {{mode: ical, k: {k}, max_replans: 3}}\nmemory: {cfg.memory.memory.path}\n" if k else \
+        "planner: {mode: zero_shot, max_replans: 3}\n"
+    with_what = f" + {k} retrieved raw demonstration(s)" if k else ", zero-shot prompt"
+    methods = [_method_file(cfg.out_dir, "untuned", f"description: SmolLM2-135M as shipped{with_what}\n{planner}")]
+    if k:
+        methods.append(_method_file(cfg.out_dir, "copy", "description: the top retrieved demonstration's program run as "
+                                    f"it is (no model)\nplanner: {{mode: copy, k: 1}}\nmemory: {cfg.memory.memory.path}\n"))
+    methods.append(_method_file(cfg.out_dir, "fine_tuned", f"description: fine-tuned in stage 4 ({types}){with_what}\n"
+                                f"{planner}llm: {{model: {_tuned_folder(cfg.finetune)}}}\n"))
+    return methods
+
+
 def derive_settings(cfg: Config) -> None:
     """Fill what the stages share (paths under ``out_dir``, one model, one W&B setting).
 
@@ -88,6 +112,11 @@ def derive_settings(cfg: Config) -> None:
     ``ical.out_dir=...`` or any ``eval.llm.*``) is kept as given.
     """
     _unless_given(cfg.demos, "out_dir", f"{cfg.out_dir}/demos")
+    _unless_given(cfg.memory, "demos_dir", cfg.demos.out_dir)
+    _unless_given(cfg.memory, "out_dir", f"{cfg.out_dir}/memory")
+    _unless_given(cfg.memory.memory, "path", f"{cfg.memory.out_dir}/memory.db")
+    _unless_given(cfg.memory, "wandb", cfg.demos.wandb)
+    _unless_given(cfg.finetune.data, "memory_path", cfg.memory.memory.path if cfg.finetune.data.k else "")
     _unless_given(cfg.finetune, "out_dir", f"{cfg.out_dir}/finetune")
     _unless_given(cfg.finetune, "wandb", cfg.demos.wandb)
     _unless_given(cfg.ical, "demos_dir", cfg.demos.out_dir)
@@ -106,7 +135,7 @@ def _unless_given(section: object, key: str, value: object) -> None:
 
 
 def run(cfg: Config) -> int:
-    """Stages 1-5; each writes under ``out_dir``."""
+    """Stages 1-6; each writes under ``out_dir``."""
     from icalkit.agents.executor_demo import run_demo
 
     derive_settings(cfg)
@@ -114,8 +143,13 @@ def run(cfg: Config) -> int:
     demos_cmd.run(cfg.demos)
     print("\n== stage 2: a program executed step by step, with feedback ==")
     run_demo()
+    k = cfg.finetune.data.k
+    if k:
+        print("\n== stage 3: the noisy demonstrations, unprocessed, in an example memory ==")
+        if ical_cmd.run(cfg.memory) != 0:
+            return 1
     types = ", ".join(cfg.finetune.data.task_types)
-    print(f"\n== stage 3: fine-tuning the planner's model on {types} "
+    print(f"\n== stage 4: fine-tuning the planner's model on {types} "
           f"(at most {cfg.finetune.train.time_budget_s:.0f} s per invocation) ==")
     if finetune_cmd.run(cfg.finetune) != 0:
         return 1
@@ -124,20 +158,15 @@ def run(cfg: Config) -> int:
         print("the fine-tune saved no model; run `make demo` again to resume it")
         return 1
     if "methods" not in explicit_keys(cfg.eval):
-        cfg.eval.methods = [
-            _method_file(cfg.out_dir, "untuned", "description: SmolLM2-135M as shipped\n"
-                                                 "planner: {mode: zero_shot, max_replans: 3}\n"),
-            _method_file(cfg.out_dir, "fine_tuned", f"description: fine-tuned in stage 3 ({types})\n"
-                                                    "planner: {mode: zero_shot, max_replans: 3}\n"
-                                                    f"llm: {{model: {_tuned_folder(cfg.finetune)}}}\n")]
+        cfg.eval.methods = _methods(cfg, types)
     n = len(cfg.eval.split.task_types) * cfg.eval.split.size
-    print(f"\n== stage 4: before / after on {n} unseen tasks ({', '.join(cfg.eval.split.task_types)}) ==")
+    print(f"\n== stage 5: before / after on {n} unseen tasks ({', '.join(cfg.eval.split.task_types)}) ==")
     eval_cmd.run(cfg.eval)  # prints the before/after table
     if cfg.run_ical:
-        print(f"\n== stage 5: ICAL on {cfg.ical.limit} noisy demonstrations ==")
+        print(f"\n== stage 6: ICAL on {cfg.ical.limit} noisy demonstrations ==")
         ical_cmd.run(cfg.ical)
         _print_learned(cfg.ical.out_dir)
     else:
-        print("\n(stage 5, ICAL on the noisy demonstrations, is opt-in: icalkit demo run_ical=true)")
+        print("\n(stage 6, ICAL on the noisy demonstrations, is opt-in: icalkit demo run_ical=true)")
     print(f"\nall outputs under {cfg.out_dir}; the full-size fine-tune: icalkit finetune (configs/finetune.yaml)")
     return 0
