@@ -98,6 +98,15 @@ def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model,
     # a re-run resumes: nothing is run twice
     assert main(args) == 1
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
+    # a method whose definition changed under the same name is run again; its old episodes are kept aside
+    (tmp_path / "copy_m.yaml").write_text(f"planner: {{mode: copy, k: 1}}\nmemory: {memory_path}\n")
+    assert main(args) == 1
+    assert "2 episodes of copy_m were run with another configuration" in capsys.readouterr().out
+    stale = [json.loads(line) for line in (out / "episodes.stale.jsonl").read_text().splitlines()]
+    assert [r["method"] for r in stale] == ["copy_m", "copy_m"]
+    recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(recs) == 4 and len({r["method_fp"] for r in recs if r["method"] == "copy_m"}) == 1
+    assert {r["method_fp"] for r in recs if r["method"] == "copy_m"}.isdisjoint(r["method_fp"] for r in stale)
     # icalkit report puts runs side by side
     assert main(["report", str(out), str(out), f"out_dir={tmp_path / 'rep'}"]) == 0
     assert "copy_m" in (tmp_path / "rep" / "report.md").read_text()

@@ -89,6 +89,23 @@ def method_specs(cfg: Config) -> list[str]:
     return list(dict.fromkeys(specs))
 
 
+def set_aside_stale(done: dict[str, dict], fingerprints: dict[str, str], path: Path) -> dict[str, dict]:
+    """Episodes of ``path`` still valid for resuming; those of a method whose fingerprint changed
+    (another model, retrained weights, another memory or planner setting) or that carry none move
+    to ``<name>.stale.jsonl`` (nothing is deleted) and are run again."""
+    stale = {k: r for k, r in done.items() if r["method"] in fingerprints and r.get("method_fp") != fingerprints[r["method"]]}
+    if not stale:
+        return done
+    with path.with_suffix(".stale.jsonl").open("a") as f:
+        f.writelines(json.dumps(r) + "\n" for r in stale.values())
+    keep = {k: r for k, r in done.items() if k not in stale}
+    path.write_text("".join(json.dumps(r) + "\n" for r in keep.values()))
+    methods = sorted({r["method"] for r in stale.values()})
+    print(f"icalkit eval: {len(stale)} episodes of {', '.join(methods)} were run with another configuration, model "
+          f"or memory; moved to {path.with_suffix('.stale.jsonl')} and run again")
+    return keep
+
+
 def resolve_methods(cfg: Config) -> tuple[dict, list[str]]:
     """Methods by name (curve points included) and the problems of those that cannot run."""
     from icalkit.eval.alfworld import alfworld_problem
@@ -112,7 +129,7 @@ def run(cfg: Config) -> int:
     from icalkit.data_gen.results_file import RecordWriter, load_records
     from icalkit.envs.alfworld.engine import AlfworldUnavailable, GameFileError
     from icalkit.eval.alfworld import ensure_plan_memories, load_alfworld_split
-    from icalkit.eval.methods import effective_llm
+    from icalkit.eval.methods import effective_llm, method_fingerprint
     from icalkit.eval.report import write_report
     from icalkit.eval.runner import Evaluator, Job, Setup, job_key, model_key
     from icalkit.eval.splits import load_split, split_hash
@@ -136,6 +153,8 @@ def run(cfg: Config) -> int:
     out.mkdir(parents=True, exist_ok=True)
     episodes_path, errors_path = out / "episodes.jsonl", out / "errors.jsonl"
     done = load_records(episodes_path, lambda r: job_key(r["method"], r["split"], r["task_id"]))
+    fingerprints = {m: method_fingerprint(meth, cfg.llm) for m, meth in methods.items()}
+    done = set_aside_stale(done, fingerprints, episodes_path)
     jobs = [Job(m, s, st) for m in methods for s, tasks in splits.items() for st in tasks
             if job_key(m, s, st.task.task_id) not in done]
     llm_keys = {m: model_key(effective_llm(meth, cfg.llm)) if meth.planner.mode != "copy" else ""
@@ -165,6 +184,7 @@ def run(cfg: Config) -> int:
     logger = RunLogger(out, config, cfg.wandb, job_type="eval")
 
     def on_done(job: Job, rec: dict) -> None:
+        rec["method_fp"] = fingerprints[job.method]
         done[job.key] = rec
         episodes.write(rec)
         logger.log({"episode/success": float(rec["success"]), "episode/steps": rec["steps"]})
