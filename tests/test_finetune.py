@@ -204,8 +204,10 @@ def test_stopped_run_resumes_to_the_same_result(pairs, tiny_dir, tmp_path):
     first = train(_train_cfg(tiny_dir, stop_after_steps=3), data, tmp_path / "split")
     assert not first["finished"] and first["global_step"] == 3 and "saved" not in first
     assert (tmp_path / "split" / "checkpoints" / "checkpoint-3").is_dir()
-    second = train(_train_cfg(tiny_dir), data, tmp_path / "split")
+    # saving every step with a limit of 1 deletes the checkpoint it resumed from while it trains
+    second = train(_train_cfg(tiny_dir, save_steps=1, save_total_limit=1), data, tmp_path / "split")
     assert second["finished"] and second["resumed_from"].endswith("checkpoint-3")
+    assert not (tmp_path / "split" / "checkpoints" / "checkpoint-3").exists() and second["train_tokens_per_s"] > 0
     a, b = _weights(tmp_path / "whole" / "model"), _weights(tmp_path / "split" / "model")
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     base = _weights(tiny_dir)

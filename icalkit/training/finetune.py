@@ -327,6 +327,7 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
                           processing_class=tokenizer,  # checkpoints carry the tokenizer: each one loads on its own
                           callbacks=[stop])
     resume = latest_checkpoint(out) if cfg.resume else None
+    resumed_tokens = _tokens_before(resume)  # now: checkpoint rotation may delete that folder while training
     start = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume)
     wall = time.perf_counter() - start
@@ -342,7 +343,6 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         "resumed_from": resume, "train_loss": result.training_loss,
         "tokens_seen": int(state.num_input_tokens_seen), "wall_s": round(wall, 1),
         "peak_rss_gb": round(peak_rss_gb(), 2), "threads": torch.get_num_threads()}
-    resumed_tokens = _tokens_before(resume)
     summary["train_tokens_per_s"] = round((summary["tokens_seen"] - resumed_tokens) / wall, 1) if wall else math.nan
     summary["steady_tokens_per_s"] = stop.steady_tokens_per_s()
     if finished or cfg.time_budget_s:  # saved before the validation pass, which can be long on a CPU
