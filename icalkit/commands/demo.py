@@ -49,9 +49,8 @@ TUNED_TYPES = ["Coffee", "Water Plant", "Clean All X"]
 
 def _demo_finetune() -> finetune_cmd.Config:
     return finetune_cmd.Config(
-        # memory_path: replaced by derive_settings (stage 3's memory under out_dir) unless given
-        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=8, revisions_per_task=1, valid_fraction=0.0, k=1,
-                        memory_path="runs/demo/memory/memory.db"),
+        # memory_path: stage 3's memory under out_dir (derive_settings) unless given
+        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=8, revisions_per_task=1, valid_fraction=0.0, k=1),
         train=TrainConfig(method="full", epochs=2.0, micro_batch=2, grad_accum=2, learning_rate=3e-4,
                           time_budget_s=600, save_steps=5, logging_steps=1, device="cpu"))
 
