@@ -15,6 +15,7 @@ found from the package's location, never from the working directory.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from pathlib import Path
@@ -80,8 +81,11 @@ def _is_optional(tp: Any) -> tuple[bool, Any]:
     return False, tp
 
 
+_YAML11_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
+
+
 def _coerce(value: Any, tp: Any, where: str) -> Any:
-    """Check ``value`` against type hint ``tp`` (light coercion: int→float, list→tuple)."""
+    """Check ``value`` against type hint ``tp`` (light coercion: int→float, '1e-4'→float, list→tuple)."""
     optional, inner = _is_optional(tp)
     if value is None:
         if optional or tp is Any:
@@ -115,6 +119,8 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         return {k: _coerce(v, val_tp, f"{where}.{k}") for k, v in value.items()}
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is float and isinstance(value, str) and _YAML11_FLOAT.match(value.strip()):
+        return float(value)  # YAML 1.1 reads 1e-4 (no dot) as a string
     if tp is bool and not isinstance(value, bool):
         raise ConfigError(f"{where}: expected true/false, got {value!r}")
     if tp is int and isinstance(value, bool):

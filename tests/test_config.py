@@ -35,9 +35,20 @@ def test_overrides_and_types(tmp_path: Path) -> None:
     assert cfg.tags == ["a", "b"] and cfg.flag is True and cfg.inner.name == "x"
 
 
+def test_float_in_exponent_notation_without_a_dot(tmp_path: Path) -> None:
+    """YAML 1.1 reads `1e-4` as a string; a float setting still takes it (file and override)."""
+    path = tmp_path / "c.yaml"
+    path.write_text("inner:\n  rate: 1e-4\n")
+    assert load_config(Outer, path, []).inner.rate == 1e-4
+    assert load_config(Outer, None, ["inner.rate=3E+2"]).inner.rate == 300.0
+    with pytest.raises(ConfigError, match="inner.rate: expected float"):
+        load_config(Outer, None, ["inner.rate=1e-4x"])
+
+
 @pytest.mark.parametrize("override, message", [
     (["inner.sise=3"], "unknown config key(s) ['sise'] in section 'inner'"),
     (["inner.size=big"], "inner.size: expected int"),
+    (["inner.size=1e3"], "inner.size: expected int"),
     (["flag=3"], "flag: expected true/false"),
     (["tags=notalist"], "tags: expected a list"),
     (["inner.size=-1"], "inner.size must be >= 0"),
