@@ -264,6 +264,23 @@ def test_adapter_training_saves_a_loadable_embedder(tmp_path) -> None:
         ExampleMemory(tmp_path / "m.db", tuned)
 
 
+@pytest.mark.slow
+def test_full_training_moves_the_encoder_and_saves_it(tmp_path) -> None:
+    """The shipped method: the whole encoder trains (type-distinct batches) and its folder loads."""
+    from icalkit.training.retriever_data import TFD_TYPES, training_pairs
+    from icalkit.training.train_retriever import RetrieverTrainConfig, train_retriever
+
+    rows = training_pairs(TFD_TYPES[:4], 2, seed=2)
+    cfg = RetrieverTrainConfig(method="full", batch_size=4, epochs=1.0, learning_rate=1e-4, threads=1,
+                               max_minutes=5, max_seq_length=64)
+    summary = train_retriever(rows, tmp_path / "model", cfg)
+    assert summary["method"] == "full" and summary["steps"] == len(rows) // 4 and not summary["stopped_early"]
+    tuned, base = SentenceTransformerEmbedder(tmp_path / "model"), SentenceTransformerEmbedder()
+    assert tuned.name != base.name and tuned.dim == 384
+    text = ["please make me a coffee"]
+    assert float(tuned.embed_text(text)[0] @ base.embed_text(text)[0]) < 0.9999  # weights moved
+
+
 # -- task-type vote re-ranking ---------------------------------------------------------------
 def test_type_vote_moves_up_examples_whose_type_scores_high() -> None:
     from icalkit.memory.rerank import type_vote

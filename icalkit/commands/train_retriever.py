@@ -22,7 +22,8 @@ with another embedder is refused. The hand-written test dialogues are never trai
 Examples:
   icalkit train-retriever
   icalkit train-retriever out_dir=runs/retriever/model train.max_minutes=5 pairs_per_type=40
-  nice -n 19 icalkit train-retriever train.threads=1   # what `make retriever` runs
+  nice -n 19 icalkit train-retriever                   # what `make retriever` runs (full fine-tune, 2 threads)
+  icalkit train-retriever train.method=adapter         # linear layer over frozen vectors: seconds
 """
 
 
