@@ -72,6 +72,25 @@ def test_methods_are_configs_and_unknown_names_list_the_shipped_ones():
         load_method("no_such_method")
 
 
+def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_its_fingerprint():
+    from icalkit.eval.methods import method_fingerprint, method_sampling
+    from icalkit.models.llm.factory import LLMConfig
+
+    sampling = {"max_new_tokens": 384, "temperature": 0.0, "seed": 0}
+    plain, long = load_method("zero_shot"), load_method("zero_shot")
+    long.max_new_tokens = 1024
+    assert method_sampling(plain, sampling)["max_new_tokens"] == 384
+    assert method_sampling(long, sampling) == {**sampling, "max_new_tokens": 1024}
+    llm = LLMConfig()
+    fp = method_fingerprint(plain, llm, sampling)
+    # a longer limit for every method, or for one, is another configuration: its episodes are run again
+    assert method_fingerprint(plain, llm, {**sampling, "max_new_tokens": 1024}) != fp
+    assert method_fingerprint(long, llm, sampling) != fp
+    long.max_new_tokens = -1
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 0"):
+        long.validate()
+
+
 def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model, memory_path):
     out = tmp_path / "run"
     args = ["eval", f"methods=[zero_shot, {method_file(tmp_path, 'copy_m', memory_path, 'copy')}, "

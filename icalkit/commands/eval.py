@@ -153,7 +153,8 @@ def run(cfg: Config) -> int:
     out.mkdir(parents=True, exist_ok=True)
     episodes_path, errors_path = out / "episodes.jsonl", out / "errors.jsonl"
     done = load_records(episodes_path, lambda r: job_key(r["method"], r["split"], r["task_id"]))
-    fingerprints = {m: method_fingerprint(meth, cfg.llm) for m, meth in methods.items()}
+    sampling = {"max_new_tokens": cfg.llm.max_new_tokens, "temperature": cfg.llm.temperature, "seed": 0}
+    fingerprints = {m: method_fingerprint(meth, cfg.llm, sampling) for m, meth in methods.items()}
     done = set_aside_stale(done, fingerprints, episodes_path)
     jobs = [Job(m, s, st) for m in methods for s, tasks in splits.items() for st in tasks
             if job_key(m, s, st.task.task_id) not in done]
@@ -172,7 +173,6 @@ def run(cfg: Config) -> int:
     runnable = {m for m in methods if not llm_keys[m] or llm_keys[m] in llms or not any(j.method == m for j in jobs)}
     jobs = [j for j in jobs if j.method in runnable]
     print(f"{len(jobs)} episodes to run ({len(done)} already done), methods: {', '.join(sorted(runnable))}")
-    sampling = {"max_new_tokens": cfg.llm.max_new_tokens, "temperature": cfg.llm.temperature, "seed": 0}
     setup = Setup({m: methods[m] for m in runnable}, {m: llm_keys[m] for m in runnable}, names, cfg.memory,
                   cfg.env, sampling, cfg.oracle_object_map, cfg.torch_threads or 1)
     if cfg.torch_threads:

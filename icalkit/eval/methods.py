@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from icalkit.agents.planner import PlannerConfig
 from icalkit.config import ConfigError, load_config
@@ -33,7 +34,11 @@ class MethodConfig:
         retriever: text-embedder folder the memory was written with, e.g. a learned retriever
             from ``make retriever`` ("": the evaluation's ``memory.text_embedder``).
         type_vote: β of the memory's task-type vote re-ranking (``memory.rerank``; 0: off).
-        llm: model settings; empty fields fall back to the evaluation's ``llm`` section.
+        llm: model settings (the whole section; None: the evaluation's ``llm`` section).
+        max_new_tokens: completion length of this method's answers (0: the evaluation's
+            ``llm.max_new_tokens``). A fine-tuned planner that writes whole programs of composite
+            tasks (Breakfast, Sandwich: 500-950 tokens) needs about 1,024; a shorter limit cuts
+            them into invalid Python.
     """
 
     name: str = ""
@@ -45,8 +50,11 @@ class MethodConfig:
     retriever: str = ""
     type_vote: float = 0.0
     llm: LLMConfig | None = None
+    max_new_tokens: int = 0
 
     def validate(self) -> None:
+        if self.max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0 (0: the evaluation's), got {self.max_new_tokens}")
         if self.memory_limit is not None and self.memory_limit < 0:
             raise ValueError(f"memory_limit must be >= 0, got {self.memory_limit}")
         if not self.type_vote >= 0:
@@ -104,9 +112,15 @@ def effective_llm(method: MethodConfig, default: LLMConfig) -> LLMConfig:
     return method.llm if method.llm is not None else default
 
 
-def method_fingerprint(method: MethodConfig, default_llm: LLMConfig) -> str:
+def method_sampling(method: MethodConfig, sampling: dict[str, Any]) -> dict[str, Any]:
+    """The evaluation's sampling settings with the method's own completion length, if it sets one."""
+    return {**sampling, "max_new_tokens": method.max_new_tokens} if method.max_new_tokens else dict(sampling)
+
+
+def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:
     """Identity of what a method's episodes were run with: its settings, its effective model
-    settings, the model / adapter folder's files (size + mtime) and the example memory's records.
+    settings and sampling, the model / adapter folder's files (size + mtime) and the example
+    memory's records.
 
     ``icalkit eval`` stores it with every episode and re-runs the episodes whose fingerprint
     differs, so retraining into the same folder or rebuilding a memory never reuses old results.
@@ -120,7 +134,8 @@ def method_fingerprint(method: MethodConfig, default_llm: LLMConfig) -> str:
     llm = effective_llm(method, default_llm)
     settings = {k: v for k, v in to_dict(method).items() if k not in ("name", "description", "memory_hint", "llm")}
     folders = [Path(p) for p in (llm.model, llm.adapter) if p and Path(p).is_dir()]
-    blob = json.dumps([settings, to_dict(llm), files_stamp(*folders), _memory_digest(method.memory)],
+    blob = json.dumps([settings, to_dict(llm), method_sampling(method, sampling), files_stamp(*folders),
+                       _memory_digest(method.memory)],
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

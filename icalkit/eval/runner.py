@@ -23,7 +23,7 @@ from icalkit.config import to_dict
 from icalkit.envs.config import EnvConfig
 from icalkit.eval.broker import LLMBroker, RemoteLLM, wait_for_parent
 from icalkit.eval.episodes import build_planner, run_episode
-from icalkit.eval.methods import MethodConfig
+from icalkit.eval.methods import MethodConfig, method_sampling
 from icalkit.eval.splits import SplitTask
 from icalkit.memory.config import MemoryConfig
 from icalkit.models.llm.base import LLM
@@ -97,8 +97,10 @@ class _Planners:
         if self.env is None:
             self.env = make_env(s.env.name, **s.env.kwargs())
         if job.method not in self.planners:
-            self.planners[job.method] = build_planner(s.methods[job.method], self.llm_for(job.method), s.memory,
-                                                      s.sampling, s.env, s.oracle_object_map)
+            method = s.methods[job.method]
+            self.planners[job.method] = build_planner(method, self.llm_for(job.method), s.memory,
+                                                      method_sampling(method, s.sampling), s.env,
+                                                      s.oracle_object_map)
         rec = run_episode(self.planners[job.method], self.env, s.methods[job.method], job.task)
         rec["split"] = job.split
         return rec
