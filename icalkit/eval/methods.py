@@ -129,30 +129,13 @@ def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: d
     import json
 
     from icalkit.config import to_dict
+    from icalkit.memory.store import records_digest
     from icalkit.models.llm.cache import files_stamp
 
     llm = effective_llm(method, default_llm)
     settings = {k: v for k, v in to_dict(method).items() if k not in ("name", "description", "memory_hint", "llm")}
     folders = [Path(p) for p in (llm.model, llm.adapter) if p and Path(p).is_dir()]
     blob = json.dumps([settings, to_dict(llm), method_sampling(method, sampling), files_stamp(*folders),
-                       _memory_digest(method.memory)],
+                       records_digest(method.memory)],
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def _memory_digest(path: str) -> str:
-    """Digest of a memory's stored records, read-only (the file's bytes change when it is merely
-    opened: SQLite's WAL switch), "" when there is no memory file."""
-    import hashlib
-    import sqlite3
-
-    if not path or not Path(path).is_file():
-        return ""
-    digest = hashlib.sha256()
-    try:
-        with sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True) as conn:
-            for row in conn.execute("SELECT * FROM records ORDER BY rowid"):
-                digest.update(repr(row).encode())
-    except sqlite3.DatabaseError as exc:  # not a memory: the method's own check names the problem
-        return f"unreadable: {exc}"
-    return digest.hexdigest()

@@ -16,6 +16,7 @@ JSONL and to a Hugging Face ``datasets.Dataset``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -345,6 +346,22 @@ class RecordStore:
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` result ("ok" when healthy)."""
         return str(self._conn().execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def records_digest(path: str | Path) -> str:
+    """Digest of a store's records, read without opening it for writing (the file's bytes change
+    when it is merely opened: SQLite's WAL switch); "" when there is no file. ``icalkit eval`` keys
+    a method's episodes on it, so a rebuilt memory re-runs them."""
+    if not path or not Path(path).is_file():
+        return ""
+    digest = hashlib.sha256()
+    try:
+        with sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True) as conn:
+            for row in conn.execute("SELECT * FROM records ORDER BY rowid"):
+                digest.update(repr(row).encode())
+    except sqlite3.DatabaseError as exc:  # not a store: the caller's own check names the problem
+        return f"unreadable: {exc}"
+    return digest.hexdigest()
 
 
 class _Transaction:
