@@ -102,6 +102,37 @@ def test_action_failure_stops_with_feedback(kitchen: World) -> None:
     assert "Cut a slice off the bread" in goal_feedback(trace)
 
 
+def test_precondition_checks_let_a_restarted_program_continue(kitchen: World) -> None:
+    # a re-plan that starts over from the first step: "already holding", "already open"
+    restarted = toast_program(kitchen).replace("bread.slice()", "knife.pickup()\ncabinet.open()\nbread.slice()")
+    strict = executor(kitchen).run(restarted, toast_task())
+    assert strict.failure.line == 6 and action_feedback(strict).endswith("You are already holding the Knife.")
+    checked = executor(kitchen, precondition_checks=True).run(restarted, toast_task())
+    assert checked.failure is None and checked.success
+    repeats = [c for c in checked.calls if c.line in (6, 7)]
+    assert [(c.method, c.success, c.primitives) for c in repeats] == [("pickup", True, []), ("open", True, [])]
+
+
+def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: World) -> None:
+    program = ("knife = InteractionObject('Knife')\nmug = InteractionObject('Mug')\n"
+               "cabinet = InteractionObject('Cabinet')\nknife.pickup()\nmug.pickup()\n"
+               "cabinet.close()\nmug.place(cabinet)\n")
+    strict = executor(kitchen).run(program)
+    assert strict.failure.line == 5 and "put it down before picking up the Mug" in strict.failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None, trace.failure
+    world = ex.sim.world
+    knife, mug, cabinet = (world.objects[trace.calls[i].object] for i in (0, 1, 2))
+    assert [p.action for p in trace.calls[1].primitives if p.action in ("Place", "Pickup")] == ["Place", "Pickup"]
+    assert knife.parent is not None and not knife.is_picked_up
+    assert [p.action for p in trace.calls[3].primitives][-2:] == ["Open", "Place"]
+    assert mug.parent == cabinet.object_id and cabinet.is_open
+    # a call that cannot apply still fails: a mug cannot be closed, however its state reads
+    trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
+    assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message
+
+
 def test_full_receptacle_message(kitchen: World) -> None:
     program = toast_program(kitchen).replace("toaster.toggle_on()", "").replace(
         'toast.change_state("toasted", True)',

@@ -109,6 +109,19 @@ def test_replan_after_execution_error(coffee, memory):
     assert res.llm["prompt_ids"][1].startswith("planner_replan@v1")
 
 
+def test_precondition_checks_let_a_replan_that_starts_over_succeed(coffee):
+    """The tuned planner's commonest failure: a re-plan restarting from the first step."""
+    first = FAILING.replace('mug.slice()', 'mug.pickup()\nmug.slice()')
+    restart = GOOD.replace("mug.pickup_and_place(machine)", "mug.pickup()\nmug.place(machine)")
+    results = {}
+    for checks in (False, True):
+        agent, _ = planner([first, restart], None, mode="zero_shot", max_replans=1, precondition_checks=checks)
+        assert agent.limits.api.precondition_checks is checks
+        results[checks] = agent.run_episode(coffee, sim_for(coffee))
+    assert not results[False].success and "already holding the Mug" in results[False].errors[-1]
+    assert results[True].success and results[True].replans == 1
+
+
 def test_malformed_output_reask_then_failed_attempt(coffee):
     agent, _ = planner(["no code here", "still nothing", "garbage", GOOD], None, mode="zero_shot", max_replans=1)
     res = agent.run_episode(coffee, sim_for(coffee))

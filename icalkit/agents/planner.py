@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
@@ -69,6 +69,9 @@ class PlannerConfig:
         oracle_goal_feedback: also re-plan, with the unmet goal conditions, when a program ends
             without error but the task is not done (uses simulator ground truth).
         max_state_objects: objects shown in the abstracted state.
+        precondition_checks: the executor repairs failed pre-conditions as HELPER's does (no-op
+            for a state that already holds, put down before picking up, open before placing
+            inside); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
     """
 
     mode: str = "ical"
@@ -79,6 +82,7 @@ class PlannerConfig:
     use_frame: bool = True
     oracle_goal_feedback: bool = False
     max_state_objects: int = 25
+    precondition_checks: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -181,6 +185,9 @@ class Planner:
         if llm_session is None and self.cfg.mode != "copy":
             raise ValueError(f"planner mode {self.cfg.mode!r} needs a model (only mode=copy runs without one)")
         self.llm, self.memory, self.limits = llm_session, memory, limits or ExecutorLimits()
+        if self.cfg.precondition_checks != self.limits.api.precondition_checks:
+            api = replace(self.limits.api, precondition_checks=self.cfg.precondition_checks)
+            self.limits = replace(self.limits, api=api)
         flat = self.cfg.mode == "flat"
         self.t_plan = load_template("planner_flat" if flat else "planner")
         self.t_replan = load_template("planner_flat_replan" if flat else "planner_replan")

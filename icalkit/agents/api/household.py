@@ -117,7 +117,13 @@ class InteractionObject:
     def pickup(self) -> None:
         """Pick up the object (the agent's hand must be empty)."""
         with self._record("pickup"):
-            self.runtime.interact("Pickup", self._resolve())
+            obj, rt = self._resolve(), self.runtime
+            if rt.config.precondition_checks and rt.world.held is not None:
+                if rt.world.held == obj.object_id:
+                    return
+                held = rt.world.objects[rt.world.held]
+                rt.interact("Place", _free_surface(rt, held))
+            rt.interact("Pickup", obj)
 
     def place(self, receptacle: InteractionObject) -> None:
         """Place the held object in or on the receptacle."""
@@ -126,7 +132,11 @@ class InteractionObject:
             obj = self._resolve()
             if self.runtime.world.held != obj.object_id:
                 raise ActionFailed(f"You are not holding the {self.object_class}.")
-            self.runtime.interact("Place", receptacle._resolve())
+            target = receptacle._resolve()
+            if (self.runtime.config.precondition_checks and target.object_type in CLOSED_BLOCKS
+                    and not target.is_open):
+                self.runtime.interact("Open", target)
+            self.runtime.interact("Place", target)
 
     def pickup_and_place(self, receptacle: InteractionObject) -> None:
         """Pick up the object (unless held) and place it in or on the receptacle."""
@@ -147,22 +157,22 @@ class InteractionObject:
     def open(self) -> None:
         """Open the object."""
         with self._record("open"):
-            self.runtime.interact("Open", self._resolve())
+            self._set_state("Open", "is_open", True)
 
     def close(self) -> None:
         """Close the object."""
         with self._record("close"):
-            self.runtime.interact("Close", self._resolve())
+            self._set_state("Close", "is_open", False)
 
     def toggle_on(self) -> None:
         """Turn the object on."""
         with self._record("toggle_on"):
-            self.runtime.interact("ToggleOn", self._resolve())
+            self._set_state("ToggleOn", "is_toggled", True)
 
     def toggle_off(self) -> None:
         """Turn the object off."""
         with self._record("toggle_off"):
-            self.runtime.interact("ToggleOff", self._resolve())
+            self._set_state("ToggleOff", "is_toggled", False)
 
     def slice(self) -> None:
         """Slice the object (the agent must hold a knife)."""
@@ -176,6 +186,14 @@ class InteractionObject:
             if self.runtime.world.held != self._id():
                 raise ActionFailed(f"You must be holding the {self.object_class} to pour it.")
             self.runtime.interact("Pour", target._resolve())
+
+    def _set_state(self, action: str, field_name: str, want: bool) -> None:
+        """Apply a state-changing action; with precondition checks, a no-op when the state holds."""
+        obj = self._resolve()
+        capable = obj.type.openable if field_name == "is_open" else obj.type.toggleable
+        if self.runtime.config.precondition_checks and capable and getattr(obj, field_name) == want:
+            return
+        self.runtime.interact(action, obj)
 
     def check_attribute(self, attr: str, value: Any) -> bool:
         """Whether the object's attribute (holding, sliced, dirty, ...) equals the value."""

@@ -45,11 +45,17 @@ class ApiConfig:
         max_failures: failed primitive actions per episode (TEACh: 30).
         oracle_object_map: resolve objects never seen yet from the simulator's ground truth (the
             agent "knows" the map); off: only visible or previously seen objects resolve.
+        precondition_checks: HELPER's pre-condition checks in the executor: an ``open`` /
+            ``close`` / ``toggle_on`` / ``toggle_off`` whose state already holds and a ``pickup``
+            of the object already held are no-ops; a ``pickup`` with another object in hand puts
+            that one down first; a ``place`` into a closed container opens it first. Off: every
+            call sends its primitive and fails as TEACh's simulator does.
     """
 
     max_steps: int = TEACH_MAX_STEPS
     max_failures: int = TEACH_MAX_FAILURES
     oracle_object_map: bool = True
+    precondition_checks: bool = False
 
     def __post_init__(self) -> None:
         if self.max_steps <= 0 or self.max_failures <= 0:
