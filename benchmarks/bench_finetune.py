@@ -18,7 +18,8 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
 
 - ``eval``: success on trained vs held-out task types (valid_unseen) of ``icalkit eval`` runs of
   the fine-tuned planner and its baselines (``trained_types_sr``, ``heldout_types_sr`` of the
-  recommended method, with episode counts).
+  recommended method, with episode counts). An earlier evaluation of other run folders moves to
+  ``earlier_evaluations``.
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora/adapter
@@ -167,9 +168,17 @@ def phase_eval(args: argparse.Namespace) -> dict:
                                     "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"]}
         print(name, methods[name])
     best = methods[args.recommended]
-    return {"evaluation": {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
-                           "finetune_dir": args.finetune_dir, "eval_dirs": args.eval_dirs,
-                           "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods},
+    evaluation = {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
+                  "finetune_dir": args.finetune_dir, "eval_dirs": args.eval_dirs,
+                  "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods}
+    # an evaluation of other runs is kept (its run folders may be gone), not overwritten
+    old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    earlier = old.get("earlier_evaluations", [])
+    previous = old.get("evaluation")
+    if previous and previous["eval_dirs"] != args.eval_dirs:
+        earlier = [*earlier, {**previous, "trained_types_sr": old.get("trained_types_sr"),
+                              "heldout_types_sr": old.get("heldout_types_sr")}]
+    return {"evaluation": evaluation, "earlier_evaluations": earlier,
             "trained_types_sr": best["trained_types"]["sr"], "trained_types_episodes": best["trained_types"]["episodes"],
             "heldout_types_sr": best["heldout_types"]["sr"], "heldout_types_episodes": best["heldout_types"]["episodes"]}
 

@@ -197,6 +197,31 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(next(folder.glob("*.safetensors"))))
 
 
+def test_ctrl_c_finishes_the_step_then_checkpoints_and_saves_and_a_second_stops_at_once():
+    import os
+    import signal
+    from types import SimpleNamespace
+
+    from transformers import TrainerControl
+
+    from icalkit.training.finetune import StopCallbackFactory
+
+    before = signal.getsignal(signal.SIGINT)
+    stop = StopCallbackFactory.build(0.0, 0)
+    stop.on_train_begin(None, None, None)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)  # handled: the step under way goes on
+        state = SimpleNamespace(global_step=2, max_steps=6, num_input_tokens_seen=100)
+        control = stop.on_step_end(None, state, TrainerControl())
+        assert control.should_save and control.should_training_stop and stop.signalled
+        assert stop.reason.startswith("interrupted")
+        with pytest.raises(KeyboardInterrupt):  # the second one is the default again
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        stop.on_train_end(None, None, None)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 @pytest.mark.slow
 def test_stopped_run_resumes_to_the_same_result(pairs, tiny_dir, tmp_path):
     data = pairs[0] / "dataset"

@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import math
 import resource
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,7 +236,12 @@ def make_collator(tokenizer: Any, packing: bool, shared_prefix: bool = False) ->
 
 
 class StopCallbackFactory:
-    """Builds the callback that stops on the time budget or after a step (and checkpoints), and times steps."""
+    """Builds the callback that stops on the time budget, after a step or on Ctrl-C / SIGTERM (and
+    checkpoints), and times steps.
+
+    The first SIGINT or SIGTERM during training finishes the optimizer step under way, then
+    checkpoints and saves the model as the time budget does; a second one stops at once.
+    """
 
     @staticmethod
     def build(time_budget_s: float, stop_after_steps: int) -> Any:
@@ -247,8 +254,29 @@ class StopCallbackFactory:
                 self.first: tuple[float, int] | None = None
                 self.last: tuple[float, int] = (0.0, 0)
 
+                self.signalled = False
+                self._handlers: dict[int, Any] = {}
+
+            def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers API
+                if threading.current_thread() is threading.main_thread():
+                    for sig in (signal.SIGINT, signal.SIGTERM):
+                        self._handlers[sig] = signal.signal(sig, self._on_signal)
+
+            def on_train_end(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers API
+                for sig, handler in self._handlers.items():
+                    signal.signal(sig, handler)
+                self._handlers.clear()
+
+            def _on_signal(self, signum: int, frame: Any) -> None:
+                signal.signal(signum, self._handlers.get(signum, signal.SIG_DFL))  # a second one stops at once
+                self.signalled = True
+                print(f"{signal.Signals(signum).name}: stopping after this optimizer step "
+                      "(checkpoint + model); send it again to stop now", flush=True)
+
             def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - transformers API
-                if time_budget_s and time.monotonic() - self.start > time_budget_s:
+                if self.signalled:
+                    self.reason = "interrupted (SIGINT/SIGTERM)"
+                elif time_budget_s and time.monotonic() - self.start > time_budget_s:
                     self.reason = f"time budget of {time_budget_s:.0f} s spent"
                 elif stop_after_steps and state.global_step >= stop_after_steps:
                     self.reason = f"stop_after_steps={stop_after_steps} reached"
@@ -345,7 +373,7 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         "peak_rss_gb": round(peak_rss_gb(), 2), "threads": torch.get_num_threads()}
     summary["train_tokens_per_s"] = round((summary["tokens_seen"] - resumed_tokens) / wall, 1) if wall else math.nan
     summary["steady_tokens_per_s"] = stop.steady_tokens_per_s()
-    if finished or cfg.time_budget_s:  # saved before the validation pass, which can be long on a CPU
+    if finished or cfg.time_budget_s or stop.signalled:  # saved before the validation pass (long on a CPU)
         summary["saved"] = str(save_trained(trainer, tokenizer, cfg, out))
     if eval_ds is not None:
         summary["eval_loss"] = trainer.evaluate()["eval_loss"]
