@@ -13,9 +13,11 @@
    examples = the expert plans of one ``train`` game per type, ``--max-replans`` re-plans.
 
 4. ``eval``: ``icalkit eval --config configs/eval_alfworld.yaml`` (the evaluation harness on ALFWorld
-   games, as a user runs it: zero-shot and the flat LLM-Planner with 2 train games' expert plans per
-   type as its memory, one ``valid_unseen`` game per type), Table 1 and the run's throughput (of the
-   last invocation: the run resumes when it is started again).
+   games, as a user runs it; ``--eval-methods``, default zero-shot and the flat LLM-Planner with 2 train
+   games' expert plans per type as its memory; add ``alfworld_flat_finetuned`` after
+   ``icalkit finetune --config configs/finetune_alfworld.yaml``; ``--eval-preset`` games per type of
+   ``valid_unseen``), Table 1, wins per method and type, and the run's throughput (of the last
+   invocation: the run resumes when it is started again).
 
 Sections skipped (``--skip-speed/--skip-prag/--skip-flat/--skip-eval``) keep the figures of an earlier run.
 Writes ``benchmarks/results/alfworld.json``. Needs the ``alfworld`` extra (``make alfworld-setup``).
@@ -143,28 +145,35 @@ def flat(games: list[Path], examples: list[Path], max_replans: int, out: Path) -
             "oracle": {"goal_feedback": False, "object_map": False}, "wall_s": time.perf_counter() - start}
 
 
-def harness(out: Path) -> dict:
-    """``icalkit eval --config configs/eval_alfworld.yaml`` with the default model; its Table 1 and run stats."""
+def harness(out: Path, methods: str, preset: str, threads: int) -> dict:
+    """``icalkit eval --config configs/eval_alfworld.yaml`` on ``valid_unseen`` games: Table 1, and per method
+    the wins, goal conditions completed and first errors (the default model unless a method sets its own)."""
     from icalkit.cli import main as icalkit
 
     config = Path(__file__).resolve().parents[1] / "configs" / "eval_alfworld.yaml"
     run = out / "eval"
-    args = ["eval", "--config", str(config), "workers=0", "torch_threads=1", f"split.dir={out / 'splits'}",
-            f"alfworld.games_dir={out / 'games'}", f"out_dir={run}", "wandb.mode=disabled",
-            "methods=[zero_shot, alfworld_flat]", "splits=[valid_unseen]"]
+    overrides = [f"methods={methods}", "splits=[valid_unseen]", f"split.preset={preset}", "workers=0",
+                 f"torch_threads={threads}"]
+    args = ["eval", "--config", str(config), *overrides, f"split.dir={out / 'splits'}",
+            f"alfworld.games_dir={out / 'games'}", f"out_dir={run}", "wandb.mode=disabled"]
     start = time.perf_counter()
     code = icalkit(args)
     summary = json.loads((run / "summary.json").read_text())
     recs = [r for r in map(json.loads, (run / "episodes.jsonl").read_text().splitlines()) if r["split"] == "valid_unseen"]
-    return {"command": "icalkit " + " ".join(args[:3]) + " workers=0 torch_threads=1 splits=[valid_unseen]",
-            "exit_code": code,
+    per_method = {}
+    for name in sorted({r["method"] for r in recs}):
+        rs = [r for r in recs if r["method"] == name]
+        per_method[name] = {
+            "wins": sum(r["success"] for r in rs), "episodes": len(rs),
+            "wins_by_type": {t: sum(r["success"] for r in rs if r["task_type"] == t) for t in sorted({r["task_type"] for r in rs})},
+            "gc_completed": sum(r["satisfied"] - r["init_satisfied"] for r in rs),
+            "gc_to_complete": sum(r["init_total"] - r["init_satisfied"] for r in rs),
+            "commands_per_episode": sum(r["steps"] for r in rs) / len(rs),
+            "replans_per_episode": sum(r["replans"] for r in rs) / len(rs),
+            "first_error_inadmissible": sum(1 for r in rs if r["errors"] and "not admissible" in r["errors"][0])}
+    return {"command": "icalkit " + " ".join(args[:3] + overrides), "exit_code": code,
             "model": summary["config"]["llm"]["model"] or "SmolLM2-135M-Instruct (default)",
-            "table1": summary["tables"]["table1"], "run": summary["run"],
-            "wins": sum(r["success"] for r in recs), "episodes": len(recs),
-            "gc_completed": sum(r["satisfied"] - r["init_satisfied"] for r in recs),
-            "gc_to_complete": sum(r["init_total"] - r["init_satisfied"] for r in recs),
-            "commands_per_episode": sum(r["steps"] for r in recs) / len(recs),
-            "first_error_inadmissible": sum(1 for r in recs if r["errors"] and "not admissible" in r["errors"][0]),
+            "table1": summary["tables"]["table1"], "run": summary["run"], "per_method": per_method,
             "wall_s": time.perf_counter() - start}
 
 
@@ -179,6 +188,10 @@ def main() -> None:
     parser.add_argument("--skip-flat", action="store_true")
     parser.add_argument("--skip-eval", action="store_true")
     parser.add_argument("--max-replans", type=int, default=1)
+    parser.add_argument("--eval-methods", default="[zero_shot, alfworld_flat]",
+                        help="methods of the eval part, e.g. '[zero_shot, alfworld_flat, alfworld_flat_finetuned]'")
+    parser.add_argument("--eval-preset", default="cpu", help="games per type of the eval part: cpu 1, small 2, full 20")
+    parser.add_argument("--eval-threads", type=int, default=2)
     args = parser.parse_args()
     out = Path(args.out)
     games = generate_games(ALFWORLD_TYPES, 1, "valid_unseen", out / "games")
@@ -203,7 +216,7 @@ def main() -> None:
             print(f"P-RAG round {row['round']}: SR {row['success_rate']:.3f} ({ratio} vs round 1), GC {row['gc']:.3f}, "
                   f"invalid/episode {row['invalid_per_episode']:.1f}")
     if not args.skip_eval:
-        result["eval"] = e = harness(out)
+        result["eval"] = e = harness(out, args.eval_methods, args.eval_preset, args.eval_threads)
         for row in e["table1"]:
             print(f"icalkit eval {row['method']}: unseen SR {row['unseen SR']:.3f} GC {row['unseen GC']:.3f} "
                   f"PLW-SR {row['unseen PLW-SR']:.3f} ({row['unseen n']} games)")

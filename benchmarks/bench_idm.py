@@ -11,6 +11,11 @@ Parts (``--parts``, default all; each updates its own keys of ``benchmarks/resul
   rounds in the same run (median per variant) and printed as ratios against eager fp32.
 * ``programs``: ``label_demos`` on held-out episodes: label accuracy against the withheld true
   actions and the executed success of programs from IDM labels vs. from the true actions.
+* ``hitl``: ICAL's visual vs. kinesthetic comparison on the same held-out episodes: ``icalkit ical``
+  (raw program + simulated-feedback human-in-the-loop revisions with the default model,
+  ``abstraction=false``) on programs from IDM labels vs. on programs from the true actions; the
+  yield (learned examples / demonstrations) of each, the LLM calls and the wall time. Labelled
+  episodes and ICAL runs are kept under ``--hitl-out`` and resumed.
 * ``ceiling``: what the frames can tell at all, from the held-out episodes (``--demos``) replayed
   with their true steps: per action, the interaction pairs whose target instance covers no pixel
   of either frame at the data set's size, and pairs whose two frames are identical.
@@ -193,6 +198,40 @@ def programs(args) -> dict:
     return {"programs": summary | {"demos": str(args.demos)}}
 
 
+def hitl(args) -> dict:
+    from bench_ical import run_once  # the ICAL loop exactly as `icalkit ical` runs it
+
+    from icalkit.commands.ical import Config
+    from icalkit.config import from_dict
+    from icalkit.data_gen.ical_report import summarize
+    from icalkit.data_gen.label import label_demos
+    from icalkit.models.idm.modeling_idm import InverseDynamicsModel
+
+    out = Path(args.hitl_out)
+    labelled = out / "labelled"
+    if not (labelled / "label_summary.json").is_file():
+        label_demos(InverseDynamicsModel.from_pretrained(args.model), args.demos, labelled, limit=args.episodes,
+                    progress=False)
+    label = json.loads((labelled / "label_summary.json").read_text())
+    sides = {}
+    for side, demos, source in (("true_actions", args.demos, "kinesthetic"), ("idm_labels", labelled, "visual-idm")):
+        cfg = from_dict(Config, {
+            "demos_dir": str(demos), "out_dir": str(out / side), "limit": args.episodes, "abstraction": False,
+            "demonstrators": ["expert", "noisy"], "source": source, "torch_threads": args.threads,
+            "env": {"render": False}, "memory": {"path": str(out / side / "memory.db"), "image_embedder": {"kind": "none"}},
+            "llm": {"cache_path": str(out / "llm_cache.sqlite"), "device": "cpu"},
+            "wandb": {"mode": "disabled", "enabled": False}})
+        records, wall_s, memory_size = run_once(cfg)
+        sides[side] = summarize(records) | {"run_wall_s": wall_s, "memory_size": memory_size}
+        print(f"ICAL (abstraction=false, HITL) on {side}: learned {sides[side]['learned']}/{sides[side]['demos']}, "
+              f"raw replay {sides[side]['raw_replay_success_rate']:.2f}, {sides[side]['llm_calls']} LLM calls")
+    return {"hitl": {"episodes": args.episodes, "demos": str(args.demos), "model": args.model,
+                     "settings": "icalkit ical abstraction=false n_feedbacks=5, simulated feedback, default LLM",
+                     "label_action_accuracy": label["action_accuracy"], "label_object_accuracy": label["object_accuracy"],
+                     "yield_idm": sides["idm_labels"]["yield"], "yield_true": sides["true_actions"]["yield"],
+                     **sides}}
+
+
 def ceiling(args) -> dict:
     from icalkit.data_gen.demos import read_episodes
     from icalkit.data_gen.idm_data import load_episode_frames, read_meta, resize_frames
@@ -246,13 +285,15 @@ def main() -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--label-pairs", type=int, default=256)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--hitl-out", default="runs/idm/bench_hitl")
     p.add_argument("--keep", action="store_true", help="keep the labelled episodes next to the results")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     results = {"benchmark": "idm", "python": platform.python_version(), "cores": os.cpu_count()}
     for part in args.parts.split(","):
         t0 = time.perf_counter()
-        results.update({"accuracy": accuracy, "speed": speed, "programs": programs, "ceiling": ceiling}[part](args))
+        results.update({"accuracy": accuracy, "speed": speed, "programs": programs, "hitl": hitl,
+                        "ceiling": ceiling}[part](args))
         results[f"{part}_bench_wall_s"] = time.perf_counter() - t0
         _update(results)
     print(f"wrote {RESULTS}")

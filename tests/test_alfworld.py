@@ -299,7 +299,8 @@ def test_eval_runs_on_alfworld_games_by_config(tmp_path, capsys):
     from planner_doubles import save_tiny_model
 
     from icalkit.cli import main
-    from icalkit.eval.alfworld import alfworld_split_path, read_plan_memory
+    from icalkit.data_gen.alfworld_plans import read_plan_memory
+    from icalkit.eval.alfworld import alfworld_split_path
     from icalkit.eval.splits import SplitConfig
 
     out, plans = tmp_path / "run", tmp_path / "plans.jsonl"
@@ -360,3 +361,59 @@ def test_eval_episode_of_the_expert_plan_scores_full_marks(tmp_path, env):
     st.init_satisfied += 1  # a split file that no longer matches its game
     with pytest.raises(RuntimeError, match="the split file is stale"):
         run_alfworld_episode(planner, env, method, st)
+
+
+def test_alfworld_pair_config_refuses_household_types():
+    from icalkit.data_gen.finetune_data import PairConfig
+
+    with pytest.raises(ValueError, match=r"\['Coffee'\] are not ALFWorld types"):
+        PairConfig(env="alfworld", task_types=["Coffee"]).validate()
+    with pytest.raises(ValueError, match="data.env must be household or alfworld"):
+        PairConfig(env="thor").validate()
+
+
+@needs_engine
+def test_alfworld_finetune_pairs_are_the_deployed_prompts(tmp_path, env):
+    """Plan pairs carry exactly the flat planner's first prompt (examples retrieved from the plan memory,
+    the game's own excluded) and the expert plan; revision pairs its re-plan prompt after a wrong
+    receptacle and the expert's plan from there; both win when played as the planner plays them."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner, parse_command_plan
+    from icalkit.data_gen.alfworld_plans import build_alfworld_pairs, read_plan_memory
+    from icalkit.data_gen.finetune_data import PairConfig
+    from icalkit.envs.alfworld.config import AlfworldConfig
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    types = ["look_at_obj_in_light", "pick_and_place"]
+    cfg = PairConfig(env="alfworld", task_types=types, n_per_type=2, split="valid_unseen", k=1,
+                     memory_path=str(tmp_path / "plans.jsonl"), valid_fraction=0.0,
+                     alfworld=AlfworldConfig(games_dir=str(tmp_path / "games")))
+    embedder = SentenceTransformerEmbedder()
+    stats = build_alfworld_pairs(cfg, tmp_path / "data", embedder, progress=False)
+    rows = [r for line in (tmp_path / "data" / "pairs.jsonl").read_text().splitlines()
+            for r in json.loads(line)["rows"]]
+    assert stats["by_kind"]["plan"] == 4 and stats["pairs"] == len(rows) and "tokens" in stats
+    memory = read_plan_memory(cfg.memory_path)
+    assert len(memory) == 4
+    for row in rows:
+        assert row["retrieved"] and row["task_id"] not in row["retrieved"]
+        if row["kind"] == "plan":  # the deployed planner sends the same prompt and wins with the completion
+            llm = ScriptedLLM([row["completion"]])
+            planner = AlfworldFlatPlanner(LLMSession(llm), memory, embedder, k=1, max_replans=0)
+            assert planner.run_episode(env, row["game"])["success"]
+            assert llm.prompts[0] == row["prompt"]
+    revisions = [r for r in rows if r["kind"] == "revision"]
+    assert revisions, stats["dropped"]
+    for row in revisions:
+        user = row["prompt"][-1]["content"]
+        assert "The last step failed:" in user and "is not admissible here" in user
+        done = user.split("Steps already done:\n", 1)[1].split("\nThe last step failed:", 1)[0].splitlines()
+        env.reset(options={"game": row["game"]})
+        for command in [*done, *parse_command_plan(row["completion"])]:
+            obs, _, terminated, _, info = env.step(command)
+            assert obs["last_action_success"], (command, obs["error"])
+        assert info["won"]
+    again = build_alfworld_pairs(cfg, tmp_path / "data", embedder, progress=False)  # resumes: nothing rebuilt
+    assert again["pairs"] == stats["pairs"]

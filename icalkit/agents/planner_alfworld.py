@@ -43,6 +43,9 @@ def parse_command_plan(text: str) -> list[str]:
     return steps
 
 
+OBJECT_NAME = re.compile(r"\b[a-z]+ \d+\b")  # "fridge 1", "apple 2": what an observation names
+
+
 @dataclass
 class PlanExample:
     """One (instruction, flat plan) example, e.g. another game's expert plan."""
@@ -50,6 +53,19 @@ class PlanExample:
     task_id: str
     instruction: str
     plan: list[str]
+
+
+@dataclass
+class PromptState:
+    """What the flat planner's prompts show for one game: goal, retrieved examples, objects seen so far."""
+
+    goal: str
+    examples: list[PlanExample]
+    seen: set[str]
+
+    def values(self) -> dict[str, str]:
+        return {"actions": COMMAND_HELP, "examples": AlfworldFlatPlanner.examples_text(self.examples),
+                "task": self.goal, "objects": ", ".join(sorted(self.seen)) or "(none)"}
 
 
 class AlfworldFlatPlanner:
@@ -84,17 +100,30 @@ class AlfworldFlatPlanner:
     def examples_text(examples: Sequence[PlanExample]) -> str:
         return "\n\n".join(f"Task: {e.instruction}\nPlan:\n" + "\n".join(e.plan) for e in examples) or "(no examples)"
 
+    def start(self, obs_text: str, task_id: str, instruction: str | None = None, default_goal: str = "") -> PromptState:
+        """The prompt state after ``reset``: the goal (``instruction``, else the observation's "Your task is
+        to:", else ``default_goal``), the k examples retrieved for it (``task_id``'s own excluded) and the
+        objects the first observation names. Training pairs are built with the same function."""
+        goal = instruction or obs_text.rsplit("Your task is to:", 1)[-1].strip() or default_goal
+        examples = self.retrieve(goal, task_id)
+        return PromptState(goal, examples, set(OBJECT_NAME.findall(obs_text)))
+
+    def plan_prompt(self, state: PromptState) -> list[dict[str, str]]:
+        """The first prompt: examples, task, visible objects."""
+        return self.t_plan.render(**state.values())
+
+    def replan_prompt(self, state: PromptState, done: Sequence[str], error: str) -> list[dict[str, str]]:
+        """The grounded re-plan prompt: steps done, the failed step's error, the objects observed so far."""
+        return self.t_replan.render(**state.values(), completed="\n".join(done) or "(nothing)", error=error)
+
     def run_episode(self, env: Any, game: Any, instruction: str | None = None) -> dict[str, Any]:
         """Plan and play one game on an :class:`~icalkit.envs.alfworld.env.AlfworldEnv`; returns its record."""
         start, stats = time.perf_counter(), CallStats()
         obs, info = env.reset(options={"game": game})
         task, init = env.task, info["goal_progress"]
-        goal = instruction or obs["text"].rsplit("Your task is to:", 1)[-1].strip() or task.instruction
-        examples = self.retrieve(goal, task.task_id)
-        seen = set(re.findall(r"\b[a-z]+ \d+\b", obs["text"]))
-        values = {"actions": COMMAND_HELP, "examples": self.examples_text(examples), "task": goal,
-                  "objects": ", ".join(sorted(seen)) or "(none)"}
-        answer = self.llm.ask([self.t_plan.render(**values)], parse_command_plan, self.t_plan.prompt_id, [stats])[0]
+        state = self.start(obs["text"], task.task_id, instruction, task.instruction)
+        examples = state.examples
+        answer = self.llm.ask([self.plan_prompt(state)], parse_command_plan, self.t_plan.prompt_id, [stats])[0]
         plans, errors, done, replans, failed = [], [], [], 0, 0
         for attempt in range(self.max_replans + 1):
             error = None
@@ -105,7 +134,7 @@ class AlfworldFlatPlanner:
                 plans.append(answer.value)
                 for command in answer.value:
                     obs, _, terminated, truncated, info = env.step(command)
-                    seen |= set(re.findall(r"\b[a-z]+ \d+\b", obs["text"]))
+                    state.seen |= set(OBJECT_NAME.findall(obs["text"]))
                     if not obs["last_action_success"]:
                         failed += 1
                         error = f"`{command}`: {obs['error']}"
@@ -119,9 +148,8 @@ class AlfworldFlatPlanner:
             if attempt == self.max_replans:
                 break
             replans += 1
-            prompt = self.t_replan.render(**{**values, "objects": ", ".join(sorted(seen)),
-                                             "completed": "\n".join(done) or "(nothing)", "error": error})
-            answer = self.llm.ask([prompt], parse_command_plan, self.t_replan.prompt_id, [stats])[0]
+            answer = self.llm.ask([self.replan_prompt(state, done, error)], parse_command_plan,
+                                  self.t_replan.prompt_id, [stats])[0]
         goal_state = info["goal_progress"]
         return {"task_id": task.task_id, "task_type": task.task_type, "split": task.split, "mode": "flat",
                 "success": bool(info.get("won")), "satisfied": goal_state["satisfied"], "total": goal_state["total"],

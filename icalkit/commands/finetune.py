@@ -19,6 +19,9 @@ HELP = """icalkit finetune — fine-tune the planner's model on demonstrations (
    → correct program). data.heldout_types keeps whole task types out. Written to
    out_dir/data (pairs.jsonl, dataset/, stats.json with drop counts and token lengths);
    resumable. Skipped when `dataset=` points at an existing dataset folder.
+   data.env=alfworld (configs/finetune_alfworld.yaml): the ALFWorld flat planner's prompts
+   (k expert-plan examples from the plan memory data.memory_path) → the expert plan of each
+   train game, plus wrong-receptacle re-plan pairs.
 2. Training (train.*): transformers Trainer, loss on the completion only, packing, bf16 autocast
    on CPU, checkpoints every train.save_steps, a time budget (train.time_budget_s) after which
    the run checkpoints and saves; re-running the same command resumes. Saves out_dir/adapter
@@ -30,6 +33,7 @@ Examples:
   icalkit finetune train.method=lora train.lora_r=16 data.heldout_types='[Water Plant]'
   icalkit finetune --config configs/finetune_gpu.yaml out_dir=runs/ft_gpu
   accelerate launch --config_file accelerate_config.yaml -m icalkit.cli finetune out_dir=runs/ft
+  icalkit finetune --config configs/finetune_alfworld.yaml
 Then: icalkit eval / icalkit plan with llm.model=runs/ft/model (or llm.adapter=runs/ft/adapter),
 or `icalkit serve` and llm.backend=openai.
 """
@@ -61,7 +65,12 @@ def build_dataset(cfg: Config) -> Path:
     data_dir = Path(cfg.out_dir) / "data"
     state = PartialState()
     with state.main_process_first():
-        if state.is_main_process:
+        if state.is_main_process and cfg.data.env == "alfworld":
+            from icalkit.data_gen.alfworld_plans import build_alfworld_pairs
+
+            stats = build_alfworld_pairs(cfg.data, data_dir)
+            print(json.dumps({k: stats[k] for k in ("tasks", "pairs", "by_kind", "dropped")}, indent=1))
+        elif state.is_main_process:
             memory = None
             if cfg.data.k and cfg.data.memory_path:
                 if not Path(cfg.data.memory_path).is_file():

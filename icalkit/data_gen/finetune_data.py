@@ -29,6 +29,7 @@ from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
 from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
 MISTAKES = ("skip_open", "wrong_object", "missing_step")
@@ -59,6 +60,11 @@ class PairConfig:
         valid_fraction: share of tasks (whole tasks) in the validation split.
         planner: the deployment planner settings the prompts must match (dialogue, state size).
         oracle_object_map: executor setting used to replay the programs (as in ``icalkit plan``).
+        env: ``household`` (programs against the action API) or ``alfworld`` (flat plans of text
+            commands for the ALFWorld flat planner; ``icalkit.data_gen.alfworld_plans``). With
+            ``alfworld`` the task types are ALFWorld's, ``memory_path`` is a plan memory (JSONL)
+            and the revision pairs are wrong-receptacle mistakes (``mistakes`` is not used).
+        alfworld: the ALFWorld game source (``env: alfworld``).
     """
 
     task_types: list[str] = field(default_factory=lambda: ["Coffee", "Boil X", "Clean All X"])
@@ -73,13 +79,24 @@ class PairConfig:
     valid_fraction: float = 0.1
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     oracle_object_map: bool = True
+    env: str = "household"
+    alfworld: AlfworldConfig = field(default_factory=AlfworldConfig)
 
     def validate(self) -> None:
         from icalkit.envs.household.tasks.registry import get_task_type
         from icalkit.envs.household.tasks.task import SPLITS
 
-        for t in [*self.task_types, *self.heldout_types]:
-            get_task_type(t)
+        if self.env not in ("household", "alfworld"):
+            raise ValueError(f"data.env must be household or alfworld, got {self.env!r}")
+        if self.env == "alfworld":
+            from icalkit.envs.alfworld.games import ALFWORLD_TYPES
+
+            if bad := [t for t in [*self.task_types, *self.heldout_types] if t not in ALFWORLD_TYPES]:
+                raise ValueError(f"data.task_types {bad} are not ALFWorld types {list(ALFWORLD_TYPES)}")
+            self.alfworld.validate()
+        else:
+            for t in [*self.task_types, *self.heldout_types]:
+                get_task_type(t)
         if self.split not in SPLITS:
             raise ValueError(f"data.split {self.split!r} is not one of {SPLITS}")
         if self.n_per_type < 1 or self.k < 0 or self.revisions_per_task < 0:
@@ -341,13 +358,13 @@ def build_pairs(cfg: PairConfig, out_dir: str | Path, memory: Any | None = None,
                 writer.write(rec)
     records = [done[t.task_id] for t in tasks]
     to_dataset(records, cfg.valid_fraction, cfg.seed).save_to_disk(str(out / "dataset"))
-    stats = summarize(records, _token_counter())
+    stats = summarize(records, token_counter())
     stats["heldout_types"] = list(cfg.heldout_types)
     (out / "stats.json").write_text(json.dumps(stats, indent=2))
     return stats
 
 
-def _token_counter() -> Callable[[dict], tuple[int, int]] | None:
+def token_counter() -> Callable[[dict], tuple[int, int]] | None:
     """Prompt / completion token counts with the default model's tokenizer (None if absent)."""
     try:
         from transformers import AutoTokenizer

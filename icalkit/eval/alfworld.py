@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from icalkit.data_gen.alfworld_plans import make_alfworld_env, read_plan_memory, write_plan_memory
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.alfworld.games import ALFWORLD_TYPES
 from icalkit.eval.methods import MethodConfig
@@ -50,12 +51,6 @@ def alfworld_split_path(cfg: SplitConfig, split: str, games: AlfworldConfig) -> 
     source = json.dumps([games.games_dir, games.generate, games.max_games])
     base = split_path(cfg, split)
     return base.with_name(f"alfworld-{base.stem}-g{hashlib.sha256(source.encode()).hexdigest()[:8]}.jsonl")
-
-
-def make_alfworld_env(max_steps: int = 50, max_failures: int = 50) -> Any:
-    from icalkit.envs.factory import make_env
-
-    return make_env("alfworld", max_steps=max_steps, max_failures=max_failures)
 
 
 def load_alfworld_split(cfg: SplitConfig, split: str, games: AlfworldConfig, progress: bool = True) -> list[SplitTask]:
@@ -91,49 +86,6 @@ def load_alfworld_split(cfg: SplitConfig, split: str, games: AlfworldConfig, pro
     tmp.write_text("".join(json.dumps(st.to_dict()) + "\n" for st in tasks))
     tmp.replace(path)
     return tasks
-
-
-def write_plan_memory(path: str | Path, games: AlfworldConfig, task_types: Sequence[str], n_per_type: int,
-                      seed: int = 0) -> int:
-    """Write the flat planner's examples (instruction, expert plan) of ``n_per_type`` train games per type."""
-    from icalkit.envs.alfworld.env import load_task
-
-    files = games.game_files(list(task_types), n_per_type, "train", seed)
-    if not games.generate:  # official data: every train game is found; keep n per type
-        per_type: dict[str, list[Path]] = {}
-        for f in files:
-            per_type.setdefault(load_task(f)[0].task_type, []).append(f)
-        files = [f for t in task_types for f in per_type.get(t, [])[:n_per_type]]
-    env, lines = make_alfworld_env(), []
-    for game in files:
-        obs, info = env.reset(options={"game": game})
-        lines.append(json.dumps({"task_id": env.task.task_id, "game": str(game), "plan": info["expert_plan"],
-                                 "instruction": obs["text"].rsplit("Your task is to:", 1)[-1].strip()}))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines))
-    tmp.replace(path)
-    return len(lines)
-
-
-def read_plan_memory(path: str | Path) -> list:
-    """The :class:`PlanExample` s of a plan memory; ValueError naming the file when a line is malformed."""
-    from icalkit.agents.planner_alfworld import PlanExample
-
-    examples = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-            examples.append(PlanExample(str(d["task_id"]), str(d["instruction"]), [str(c) for c in d["plan"]]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"plan memory {path} line {n} is malformed ({type(exc).__name__}: {exc}); "
-                             f"delete the file to write it again") from None
-    if not examples:
-        raise ValueError(f"plan memory {path} holds no examples; delete it to write it again")
-    return examples
 
 
 def build_alfworld_planner(method: MethodConfig, llm: Any, memory_cfg: Any, sampling: dict[str, Any]) -> Any:

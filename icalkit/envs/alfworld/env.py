@@ -149,6 +149,12 @@ class AlfworldEnv(gym.Env):
             raise RuntimeError("call reset() before reading admissible commands")
         return list(self._state["admissible_commands"])
 
+    def expert_replan(self) -> list[str]:
+        """The expert's (Fast Downward) plan from the current state, e.g. after a mistake."""
+        if self._state is None:
+            raise RuntimeError("call reset() before expert_replan()")
+        return list(self._engine._pddl_state.replan(self._engine._entity_infos))
+
     @property
     def won(self) -> bool:
         """The engine's success flag."""

@@ -216,10 +216,11 @@ def generate_games(task_types: Iterable[str], n_per_type: int, split: str, out_d
     for task_type in task_types:
         if task_type not in ALFWORLD_TYPES:
             raise UnsupportedTask(f"type {task_type!r} has no ALFWorld game (supported: {list(ALFWORLD_TYPES)})")
-        index = made = 0
+        index = made = misses = 0
         while made < n_per_type:
-            if index >= n_per_type + max_tries:
-                raise UnsupportedTask(f"no ALFWorld game for {task_type!r} in {index} sampled tasks")
+            if misses >= max_tries:
+                raise UnsupportedTask(f"no ALFWorld game for {task_type!r} in {misses} sampled tasks in a row "
+                                      f"(tasks {index - misses}-{index - 1} of split {split})")
             task = sample_task(task_type, index, split, seed)
             index += 1
             where = Path(out_dir) / split / task.task_id.split("/", 1)[1].replace("/", "_")
@@ -227,7 +228,9 @@ def generate_games(task_types: Iterable[str], n_per_type: int, split: str, out_d
                 try:
                     write_game(task, build_world(task).metadata(), where)
                 except UnsupportedTask:
+                    misses += 1
                     continue
+            misses = 0
             paths.append(where / GAME_FILE)
             made += 1
     return paths
