@@ -261,3 +261,29 @@ def test_label_rejects_bad_frames() -> None:
         predict_pairs(model, np.zeros((3, 32, 32, 4), np.uint8), source="clip.npz")
     acts, objs = predict_pairs(model, np.zeros((3, 48, 48, 3), np.uint8))  # other sizes are resized
     assert len(acts) == len(objs) == 2
+
+
+def test_video_labels_with_a_wrong_turn_keep_their_interactions() -> None:
+    """A wrong navigation label leaves the replay out of reach of the next interaction: the strict
+    conversion drops it (and everything depending on it), ``reach`` (visual demos) walks there as the
+    program's go_to would, so the program still replays the demonstration."""
+    from icalkit.data_gen.expert import expert_actions
+    from icalkit.data_gen.ical_steps import execute
+    from icalkit.data_gen.programs import trajectory_to_program
+    from icalkit.envs.factory import make_env
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.tasks.sampler import sample_task
+
+    task = sample_task("Coffee", 0, "valid_unseen")
+    steps = [{"action": s["action"], "target": s["target"]} for s in expert_actions(task)]
+    first = next(i for i, s in enumerate(steps) if s["target"] is not None)
+    assert first > 0
+    turn = {"action": "Turn Left", "target": None}
+    wrong = [*steps[:first - 1], turn, turn, *steps[first - 1:]]  # two mislabelled turns before the first interaction
+    world = build_world(task)
+    strict = trajectory_to_program(world, wrong)
+    reached = trajectory_to_program(world, wrong, reach=True)
+    assert "pickup" not in strict and "pickup" in reached  # strict: the out-of-reach Pickup and all after it drop
+    env = make_env("household", render_obs=False)
+    assert execute(env, task, reached).success
+    assert trajectory_to_program(world, steps, reach=True) == trajectory_to_program(world, steps)  # true steps: unchanged

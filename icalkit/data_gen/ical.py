@@ -126,7 +126,10 @@ class ICALLearner:
         res = DemoResult(episode["episode_id"], task.task_id, task.task_type, "skipped_empty")
         usage = CallStats()
         try:
-            demo_program = trajectory_to_program(world, episode["steps"])
+            # labels from video (IDM): an interaction the frames show is kept even where a wrong
+            # navigation label left the replay out of reach (the program's go_to walks there)
+            demo_program = trajectory_to_program(world, episode["steps"],
+                                                 reach=episode.get("source") == "visual-idm")
         except ValueError as exc:  # unreadable steps, or a recording this simulator does not reproduce
             res.status, res.error, demo_program = "bad_demo", f"{episode['episode_id']}: {exc}", ""
         if demo_program.strip():

@@ -130,7 +130,7 @@ def program_success(env, episode: dict, steps: list[dict]) -> tuple[bool, str]:
     task = Task.from_dict(episode["task"])
     plain = [{"action": s["action"], "target": s["target"]} for s in steps]
     try:
-        program = trajectory_to_program(build_world(task), plain)
+        program = trajectory_to_program(build_world(task), plain, reach=True)  # as ICAL converts visual demos
     except ValueError:
         return False, ""
     return bool(program.strip()) and execute(env, task, program).success, program

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icalkit.envs.household.actions import MOVES, ActionError, canonical_action
+from icalkit.envs.household.navigation import NavigationError, path_to_object
 from icalkit.envs.household.simulator import Simulator
 from icalkit.envs.household.state import World
 
@@ -56,8 +57,13 @@ def _recorded_success(step: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def replay(world: World, steps: Iterable[Any]) -> tuple[list[_Event], World]:
+def replay(world: World, steps: Iterable[Any], reach: bool = False) -> tuple[list[_Event], World]:
     """Replay primitives on a copy of ``world``; returns the events and the final world.
+
+    With ``reach``, an interaction that fails where the replay stands is retried after walking to
+    its target (the moves the API's ``go_to`` would make, recorded as move events). For steps
+    labelled from video (IDM): a wrong navigation label leaves the replay elsewhere than the
+    demonstrator, while the frames show the interaction happening.
 
     Raises:
         ValueError: a step is not a primitive action.
@@ -74,6 +80,16 @@ def replay(world: World, steps: Iterable[Any]) -> tuple[list[_Event], World]:
             raise ValueError(f"step {k}: {exc}") from None
         held = sim.world.held
         result = sim.step(action, target=target)
+        if reach and not result.success and target and action not in MOVES and target in sim.world.objects:
+            try:
+                path = path_to_object(sim.world, target)
+            except NavigationError:
+                path = []
+            if path:
+                for move in path:
+                    moved = sim.step(move)
+                    events.append(_Event(move, None, moved.success, sim.world.held))
+                result = sim.step(action, target=target)
         recorded = _recorded_success(raw)
         if recorded is not None and recorded != result.success:
             now = f"fails now: {result.error}" if not result.success else "succeeds now"
@@ -124,7 +140,7 @@ class _Writer:
 
 
 def trajectory_to_program(world: World, steps: Sequence[Any], with_instances: bool = True,
-                          keep_failed: bool = False) -> str:
+                          keep_failed: bool = False, reach: bool = False) -> str:
     """Convert a primitive trajectory on ``world`` into a program over the household API.
 
     Args:
@@ -133,11 +149,13 @@ def trajectory_to_program(world: World, steps: Sequence[Any], with_instances: bo
         with_instances: name instances (``object_instance="Mug_2"``) so the program replays the
             same objects; off: classes only, resolved at run time.
         keep_failed: keep interactions that failed in the demonstration.
+        reach: walk to the target of an interaction that fails where the replay stands and retry
+            it (steps labelled from video, whose navigation labels may be wrong; see :func:`replay`).
 
     Returns:
         Program text, one API call per line.
     """
-    events, final = replay(world, steps)
+    events, final = replay(world, steps, reach)
     events = [e for e in events if e.success or (keep_failed and e.action not in MOVES)]
     writer = _Writer(world, final, with_instances)
     moved = False
