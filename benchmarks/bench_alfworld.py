@@ -145,14 +145,14 @@ def flat(games: list[Path], examples: list[Path], max_replans: int, out: Path) -
             "oracle": {"goal_feedback": False, "object_map": False}, "wall_s": time.perf_counter() - start}
 
 
-def harness(out: Path, methods: str, preset: str, threads: int) -> dict:
+def harness(out: Path, methods: str, preset: str, threads: int, workers: int = 0) -> dict:
     """``icalkit eval --config configs/eval_alfworld.yaml`` on ``valid_unseen`` games: Table 1, and per method
     the wins, goal conditions completed and first errors (the default model unless a method sets its own)."""
     from icalkit.cli import main as icalkit
 
     config = Path(__file__).resolve().parents[1] / "configs" / "eval_alfworld.yaml"
     run = out / "eval"
-    overrides = [f"methods={methods}", "splits=[valid_unseen]", f"split.preset={preset}", "workers=0",
+    overrides = [f"methods={methods}", "splits=[valid_unseen]", f"split.preset={preset}", f"workers={workers}",
                  f"torch_threads={threads}"]
     args = ["eval", "--config", str(config), *overrides, f"split.dir={out / 'splits'}",
             f"alfworld.games_dir={out / 'games'}", f"out_dir={run}", "wandb.mode=disabled"]
@@ -177,6 +177,19 @@ def harness(out: Path, methods: str, preset: str, threads: int) -> dict:
             "wall_s": time.perf_counter() - start}
 
 
+def finetune_run(run: Path) -> dict | None:
+    """The fine-tuned flat planner's run (``icalkit finetune --config configs/finetune_alfworld.yaml``): its pairs'
+    statistics and the last invocation's training summary, recorded beside the evaluation that uses it."""
+    stats, summary = run / "data" / "stats.json", run / "train_summary.json"
+    if not (stats.is_file() and summary.is_file()):
+        return None
+    st, sm = json.loads(stats.read_text()), json.loads(summary.read_text())
+    keep = ("global_step", "max_steps", "finished", "train_pairs", "tokens_seen", "eval_loss", "peak_rss_gb",
+            "train_tokens_per_s", "threads", "precision", "method", "micro_batch", "grad_accum")
+    return {"run": str(run), "pairs": {k: st[k] for k in ("tasks", "pairs", "by_kind", "by_type", "dropped", "tokens")},
+            "train_last_invocation": {k: sm.get(k) for k in keep}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
@@ -192,6 +205,8 @@ def main() -> None:
                         help="methods of the eval part, e.g. '[zero_shot, alfworld_flat, alfworld_flat_finetuned]'")
     parser.add_argument("--eval-preset", default="cpu", help="games per type of the eval part: cpu 1, small 2, full 20")
     parser.add_argument("--eval-threads", type=int, default=2)
+    parser.add_argument("--finetune-run", default="runs/finetune_alfworld")
+    parser.add_argument("--eval-workers", type=int, default=0, help="game worker processes (their model calls are batched)")
     args = parser.parse_args()
     out = Path(args.out)
     games = generate_games(ALFWORLD_TYPES, 1, "valid_unseen", out / "games")
@@ -216,13 +231,15 @@ def main() -> None:
             print(f"P-RAG round {row['round']}: SR {row['success_rate']:.3f} ({ratio} vs round 1), GC {row['gc']:.3f}, "
                   f"invalid/episode {row['invalid_per_episode']:.1f}")
     if not args.skip_eval:
-        result["eval"] = e = harness(out, args.eval_methods, args.eval_preset, args.eval_threads)
+        result["eval"] = e = harness(out, args.eval_methods, args.eval_preset, args.eval_threads,
+                                     args.eval_workers)
+        result["finetune"] = finetune_run(Path(args.finetune_run))
         for row in e["table1"]:
             print(f"icalkit eval {row['method']}: unseen SR {row['unseen SR']:.3f} GC {row['unseen GC']:.3f} "
                   f"PLW-SR {row['unseen PLW-SR']:.3f} ({row['unseen n']} games)")
     latest = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}  # another run may have written meanwhile
     for key, skipped in (("speed", args.skip_speed), ("prag", args.skip_prag), ("flat", args.skip_flat),
-                         ("eval", args.skip_eval)):
+                         ("eval", args.skip_eval), ("finetune", args.skip_eval)):
         if skipped:
             result[key] = latest.get(key)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
