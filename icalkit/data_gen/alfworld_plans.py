@@ -112,9 +112,10 @@ class AlfworldPairBuilder:
         self.env = make_alfworld_env()
 
     def _start(self, game: Path) -> tuple[PromptState, list[str], Any]:
+        """Reset ``game``: the planner's prompt state, the expert plan and the task."""
         obs, info = self.env.reset(options={"game": game})
-        return self.planner.start(obs["text"], self.env.task.task_id, None, self.env.task.instruction), \
-            list(info["expert_plan"]), self.env.task
+        task = self.env.task
+        return self.planner.start(obs["text"], task.task_id, None, task.instruction), list(info["expert_plan"]), task
 
     def build(self, game: Path) -> TaskPairs:
         """Plan pair (+ revision pair) of ``game``; never raises for a game whose plan fails."""
