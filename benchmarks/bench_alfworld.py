@@ -116,16 +116,14 @@ def flat(games: list[Path], examples: list[Path], max_replans: int, out: Path) -
     import torch
 
     from icalkit.agents.llm_session import LLMSession
-    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner, PlanExample
+    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner
+    from icalkit.data_gen.alfworld_plans import plan_examples
     from icalkit.memory.embed import SentenceTransformerEmbedder
     from icalkit.models.llm.factory import build_llm
 
     torch.set_num_threads(1)
-    env, pool = AlfworldEnv(max_steps=50, max_failures=50), []
-    for game in examples:
-        obs, info = env.reset(options={"game": game})
-        pool.append(PlanExample(env.task.task_id, obs["text"].rsplit("Your task is to:", 1)[-1].strip(),
-                                info["expert_plan"]))
+    env = AlfworldEnv(max_steps=50, max_failures=50)
+    pool = plan_examples(examples, env)
     llm = build_llm("hf", cache=True, cache_path=out / "llm_cache.sqlite", device="cpu")
     planner = AlfworldFlatPlanner(LLMSession(llm, 128), pool, SentenceTransformerEmbedder(), 3, max_replans)
     start, records = time.perf_counter(), []

@@ -46,6 +46,16 @@ def parse_command_plan(text: str) -> list[str]:
 OBJECT_NAME = re.compile(r"\b[a-z]+ \d+\b")  # "fridge 1", "apple 2": what an observation names
 
 
+def goal_text(obs_text: str) -> str:
+    """The goal sentence of a game's first observation (after "Your task is to:")."""
+    return obs_text.rsplit("Your task is to:", 1)[-1].strip()
+
+
+def step_error(command: str, obs: dict) -> str:
+    """How a failed command reads in the re-plan prompt (deployment and training pairs alike)."""
+    return f"`{command}`: {obs['error']}"
+
+
 @dataclass
 class PlanExample:
     """One (instruction, flat plan) example, e.g. another game's expert plan."""
@@ -104,7 +114,7 @@ class AlfworldFlatPlanner:
         """The prompt state after ``reset``: the goal (``instruction``, else the observation's "Your task is
         to:", else ``default_goal``), the k examples retrieved for it (``task_id``'s own excluded) and the
         objects the first observation names. Training pairs are built with the same function."""
-        goal = instruction or obs_text.rsplit("Your task is to:", 1)[-1].strip() or default_goal
+        goal = instruction or goal_text(obs_text) or default_goal
         examples = self.retrieve(goal, task_id)
         return PromptState(goal, examples, set(OBJECT_NAME.findall(obs_text)))
 
@@ -137,7 +147,7 @@ class AlfworldFlatPlanner:
                     state.seen |= set(OBJECT_NAME.findall(obs["text"]))
                     if not obs["last_action_success"]:
                         failed += 1
-                        error = f"`{command}`: {obs['error']}"
+                        error = step_error(command, obs)
                         break
                     done.append(command)
                     if terminated or truncated:

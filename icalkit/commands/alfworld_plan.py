@@ -65,8 +65,9 @@ class Config:
 
 def run(cfg: Config) -> int:
     from icalkit.agents.llm_session import LLMSession
-    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner, PlanExample
+    from icalkit.agents.planner_alfworld import AlfworldFlatPlanner
     from icalkit.config import to_dict
+    from icalkit.data_gen.alfworld_plans import plan_examples
     from icalkit.data_gen.results_file import RecordWriter, load_records
     from icalkit.envs.alfworld.engine import AlfworldUnavailable, GameFileError
     from icalkit.envs.factory import make_env
@@ -83,11 +84,9 @@ def run(cfg: Config) -> int:
     try:  # a missing extra or a game file that does not parse ends the run here, naming it
         env = make_env("alfworld", max_steps=cfg.env.max_steps, max_failures=cfg.env.max_failures)
         games = cfg.alfworld.game_files(cfg.task_types, cfg.n_per_type, cfg.split, cfg.seed)
-        for game in cfg.alfworld.game_files(cfg.task_types, cfg.n_examples_per_type, cfg.example_split, cfg.seed) \
-                if cfg.n_examples_per_type else []:
-            obs, info = env.reset(options={"game": game})
-            pool.append(PlanExample(env.task.task_id, obs["text"].rsplit("Your task is to:", 1)[-1].strip(),
-                                    info["expert_plan"]))
+        if cfg.n_examples_per_type:
+            pool = plan_examples(cfg.alfworld.game_files(cfg.task_types, cfg.n_examples_per_type, cfg.example_split,
+                                                         cfg.seed), env)
     except (AlfworldUnavailable, GameFileError, FileNotFoundError) as exc:
         print(f"icalkit alfworld-plan: {exc}")
         return 2

@@ -20,11 +20,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.planner_alfworld import OBJECT_NAME, AlfworldFlatPlanner, PlanExample, PromptState
-from icalkit.data_gen.finetune_data import DatasetError, TaskPairs, summarize, to_dataset
+from icalkit.agents.planner_alfworld import (
+    OBJECT_NAME,
+    AlfworldFlatPlanner,
+    PlanExample,
+    PromptState,
+    goal_text,
+    step_error,
+)
+from icalkit.data_gen.finetune_data import DatasetError, PairConfig, TaskPairs, summarize, to_dataset
 from icalkit.envs.alfworld.config import AlfworldConfig
-
-ALFWORLD_MISTAKES = ("wrong_receptacle",)
 
 
 def make_alfworld_env(max_steps: int = 50, max_failures: int = 50) -> Any:
@@ -34,16 +39,26 @@ def make_alfworld_env(max_steps: int = 50, max_failures: int = 50) -> Any:
     return make_env("alfworld", max_steps=max_steps, max_failures=max_failures)
 
 
-def goal_text(obs_text: str) -> str:
-    """The goal sentence of a game's first observation (after "Your task is to:")."""
-    return obs_text.rsplit("Your task is to:", 1)[-1].strip()
+def expert_plan_records(games: Sequence[Path], env: Any = None, progress: bool = False) -> list[dict]:
+    """One record per game: task id and type, game path, goal sentence (``instruction``) and expert plan."""
+    from tqdm import tqdm
+
+    env, records = env or make_alfworld_env(), []
+    for game in tqdm(games, desc="expert plans", unit="game", disable=not progress):
+        obs, info = env.reset(options={"game": game})
+        records.append({"task_id": env.task.task_id, "task_type": env.task.task_type, "game": str(game),
+                        "plan": info["expert_plan"], "instruction": goal_text(obs["text"])})
+    return records
+
+
+def plan_examples(games: Sequence[Path], env: Any = None) -> list[PlanExample]:
+    """The flat planner's examples (goal sentence, expert plan) of ``games``."""
+    return [PlanExample(r["task_id"], r["instruction"], r["plan"]) for r in expert_plan_records(games, env)]
 
 
 def write_plan_memory(path: str | Path, games: AlfworldConfig, task_types: Sequence[str], n_per_type: int,
                       seed: int = 0, split: str = "train", progress: bool = True) -> int:
     """Write the flat planner's examples (instruction, expert plan) of ``n_per_type`` games per type."""
-    from tqdm import tqdm
-
     from icalkit.envs.alfworld.env import load_task
 
     files = games.game_files(list(task_types), n_per_type, split, seed)
@@ -52,11 +67,7 @@ def write_plan_memory(path: str | Path, games: AlfworldConfig, task_types: Seque
         for f in files:
             per_type.setdefault(load_task(f)[0].task_type, []).append(f)
         files = [f for t in task_types for f in per_type.get(t, [])[:n_per_type]]
-    env, lines = make_alfworld_env(), []
-    for game in tqdm(files, desc="plan memory", unit="game", disable=not progress):
-        obs, info = env.reset(options={"game": game})
-        lines.append(json.dumps({"task_id": env.task.task_id, "task_type": env.task.task_type, "game": str(game),
-                                 "plan": info["expert_plan"], "instruction": goal_text(obs["text"])}))
+    lines = [json.dumps(r) for r in expert_plan_records(files, progress=progress)]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -150,7 +161,8 @@ class AlfworldPairBuilder:
             return None
         wrong = rng.choice(others)
         take = plan[at].replace(f" from {right}", f" from {wrong}")
-        ok, _, _ = play(self.env, [*plan[:at - 1], f"go to {wrong}"], state.seen)
+        done = [*plan[:at - 1], f"go to {wrong}"]
+        ok, _, _ = play(self.env, done, state.seen)
         if not ok:
             out.drop("revision_prefix_fails")
             return None
@@ -158,8 +170,7 @@ class AlfworldPairBuilder:
         if ok:  # the object is there too: not a mistake
             out.drop("revision_not_a_mistake")
             return None
-        done = [*plan[:at - 1], f"go to {wrong}"]
-        prompt = self.planner.replan_prompt(state, done, f"`{take}`: {obs['error']}")
+        prompt = self.planner.replan_prompt(state, done, step_error(take, obs))
         rest = self.env.expert_replan()
         ok, _, info = play(self.env, rest, set())
         if not rest or not ok or not info.get("won"):
@@ -168,7 +179,7 @@ class AlfworldPairBuilder:
         return {"kind": "revision", "mistake": "wrong_receptacle", "prompt": prompt, "completion": plan_completion(rest)}
 
 
-def build_alfworld_pairs(cfg: Any, out_dir: str | Path, embedder: Any = None, progress: bool = True) -> dict:
+def build_alfworld_pairs(cfg: PairConfig, out_dir: str | Path, embedder: Any = None, progress: bool = True) -> dict:
     """Build (resumably) the ALFWorld pairs of a :class:`~icalkit.data_gen.finetune_data.PairConfig` with
     ``env: alfworld`` into ``out_dir``: pairs.jsonl, dataset/, stats.json.
 

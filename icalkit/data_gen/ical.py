@@ -54,7 +54,7 @@ from icalkit.data_gen.ical_steps import (
     parse_update,
     truncate_lines,
 )
-from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.data_gen.programs import VISUAL_IDM, trajectory_to_program
 from icalkit.data_gen.results_file import drop_partial_line, read_jsonl
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.task import Task
@@ -129,7 +129,7 @@ class ICALLearner:
             # labels from video (IDM): an interaction the frames show is kept even where a wrong
             # navigation label left the replay out of reach (the program's go_to walks there)
             demo_program = trajectory_to_program(world, episode["steps"],
-                                                 reach=episode.get("source") == "visual-idm")
+                                                 reach=episode.get("source") == VISUAL_IDM)
         except ValueError as exc:  # unreadable steps, or a recording this simulator does not reproduce
             res.status, res.error, demo_program = "bad_demo", f"{episode['episode_id']}: {exc}", ""
         if demo_program.strip():

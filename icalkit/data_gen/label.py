@@ -33,6 +33,7 @@ from icalkit.data_gen.idm_data import (
     resize_frames,
     to_model_input,
 )
+from icalkit.data_gen.programs import VISUAL_IDM
 from icalkit.data_gen.results_file import drop_partial_line
 from icalkit.envs.household.actions import MOVES
 from icalkit.models.idm.configuration_idm import NO_OBJECT
@@ -182,7 +183,7 @@ def label_demos(model, demos_dir: str | Path, out_dir: str | Path, demonstrators
             pairs += len(steps)
             types = {o["objectId"]: o["objectType"] for o in ep.get("initial_objects", [])}
             record = copy.deepcopy(ep)
-            record.update(steps=steps, true_steps=ep["steps"], source="visual-idm",
+            record.update(steps=steps, true_steps=ep["steps"], source=VISUAL_IDM,
                           source_frames=str((demos_dir / ep["frames_file"]).resolve()), frames_file=None,
                           layout=layout_of(ep["task"])[0], label_counts=label_accuracy(ep["steps"], steps, types))
             if env is not None:

@@ -23,6 +23,8 @@ from icalkit.envs.household.navigation import NavigationError, path_to_object
 from icalkit.envs.household.simulator import Simulator
 from icalkit.envs.household.state import World
 
+VISUAL_IDM = "visual-idm"  # the ``source`` of episodes whose steps an IDM labelled from video (convert with reach)
+
 METHODS = {"Pickup": "pickup", "Open": "open", "Close": "close", "ToggleOn": "toggle_on",
            "ToggleOff": "toggle_off", "Slice": "slice"}
 
