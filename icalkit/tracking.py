@@ -44,6 +44,16 @@ def markdown_table(rows: list[dict[str, Any]], columns: list[str] | None = None)
     return "\n".join(lines)
 
 
+def start_wandb(wandb_cfg: WandbConfig, run_dir: str | Path, job_type: str, config: dict) -> Any:
+    """A W&B run with the config's mode, project and tags, writing under ``run_dir`` (any run of
+    this process still open is finished first)."""
+    import wandb
+
+    os.environ.setdefault("WANDB_SILENT", "true")
+    return wandb.init(project=wandb_cfg.project, entity=wandb_cfg.entity, mode=wandb_cfg.mode, job_type=job_type,
+                      config=config, dir=str(run_dir), tags=wandb_cfg.tags, reinit="finish_previous")
+
+
 class RunLogger:
     """Writes metrics, tables and plots to a run directory and (optionally) to W&B."""
 
@@ -53,19 +63,7 @@ class RunLogger:
         (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         self._wandb = None
         if wandb_cfg is not None and wandb_cfg.enabled and wandb_cfg.mode != "disabled":
-            import wandb
-
-            os.environ.setdefault("WANDB_SILENT", "true")
-            self._wandb = wandb.init(
-                project=wandb_cfg.project,
-                entity=wandb_cfg.entity,
-                mode=wandb_cfg.mode,
-                job_type=job_type,
-                config=config,
-                dir=str(self.run_dir),
-                tags=wandb_cfg.tags,
-                reinit="finish_previous",
-            )
+            self._wandb = start_wandb(wandb_cfg, self.run_dir, job_type, config)
 
     def log(self, metrics: dict[str, Any], step: int | None = None) -> None:
         """Append metrics to ``metrics.jsonl`` and to W&B."""

@@ -327,3 +327,20 @@ def test_retrieval_augmented_pairs_carry_what_the_deployed_planner_retrieves(tmp
         executor = Executor(env)
         sets, _ = deployed.retrieve(task, retrieval_state(executor.sim.world, task))
         assert row["prompt"] == deployed._first_prompt(task, executor, sets[0])
+
+
+def test_wandb_offline_logs_the_run_after_another_stage_used_wandb(pairs, tiny_dir, tmp_path, monkeypatch):
+    """`icalkit demo` opens W&B runs (offline) before its fine-tune stage; the Trainer's own
+    ``wandb.init()`` then asked for a login and the demo died. The command now opens the run."""
+    from icalkit.cli import main
+    from icalkit.tracking import RunLogger, WandbConfig
+
+    for var in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_PROJECT", "WANDB_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    RunLogger(tmp_path / "earlier", {}, WandbConfig(mode="offline"), "demos").finish()
+    out = tmp_path / "ft"
+    assert main(["finetune", f"dataset={pairs[0] / 'dataset'}", f"out_dir={out}", f"train.model={tiny_dir}",
+                 "train.max_steps=2", "train.micro_batch=2", "train.grad_accum=1", "train.precision=fp32",
+                 "train.threads=1", "train.save_steps=100", "wandb.enabled=true", "wandb.mode=offline"]) == 0
+    runs = list(out.glob("wandb/offline-run-*/run-*.wandb"))  # the offline run `wandb sync` uploads
+    assert len(runs) == 1 and b"train/loss" in runs[0].read_bytes()

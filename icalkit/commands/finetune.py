@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icalkit.config import to_dict
 from icalkit.data_gen.finetune_data import PairConfig
 from icalkit.tracking import WandbConfig
 from icalkit.training.finetune import TrainConfig
@@ -88,18 +88,32 @@ def build_dataset(cfg: Config) -> Path:
     return data_dir / "dataset"
 
 
+def _wandb_run(cfg: Config):
+    """The W&B run the Trainer's callback logs into, opened here with the config's mode (main process
+    only; None elsewhere). Left to the callback, ``wandb.init()`` takes its mode from settings an
+    earlier stage of the same process (``icalkit demo``) already fixed, and asks for a login."""
+    from accelerate import PartialState
+
+    from icalkit.tracking import start_wandb
+
+    if not PartialState().is_main_process:
+        return None
+    return start_wandb(cfg.wandb, Path(cfg.out_dir), job_type="finetune", config=to_dict(cfg))
+
+
 def run(cfg: Config) -> int:
     from icalkit.data_gen.finetune_data import DatasetError
     from icalkit.training.finetune import train
 
-    report_to = "none"
-    if cfg.wandb.enabled and cfg.wandb.mode != "disabled":
-        os.environ.setdefault("WANDB_PROJECT", cfg.wandb.project)
-        os.environ.setdefault("WANDB_MODE", cfg.wandb.mode)
-        os.environ.setdefault("WANDB_DIR", str(Path(cfg.out_dir)))
-        report_to = "wandb"
+    report_to = "wandb" if cfg.wandb.enabled and cfg.wandb.mode != "disabled" else "none"
     try:
-        summary = train(cfg.train, build_dataset(cfg), cfg.out_dir, report_to)
+        dataset = build_dataset(cfg)
+        run = _wandb_run(cfg) if report_to == "wandb" else None
+        try:
+            summary = train(cfg.train, dataset, cfg.out_dir, report_to)
+        finally:
+            if run is not None:
+                run.finish()
     except (DatasetError, FileNotFoundError) as exc:
         print(f"icalkit finetune: {exc}")
         return 1
