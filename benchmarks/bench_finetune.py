@@ -46,6 +46,7 @@ VARIANTS = {
     "full_bf16_plain": ["train.method=full", "train.precision=bf16", *PLAIN],
     "full_bf16_completion_loss": ["train.method=full", "train.precision=bf16", "train.shared_prefix=false"],
     "full_bf16": ["train.method=full", "train.precision=bf16"],
+    "full_bf16_prompt_nograd": ["train.method=full", "train.precision=bf16", "train.prompt_grad=false"],
     "full_bf16_eager": ["train.method=full", "train.precision=bf16", "train.attention=eager"],
     "full_bf16_packing": ["train.method=full", "train.precision=bf16", "train.shared_prefix=false", "train.packing=true"],
     "lora16_bf16": ["train.method=lora", "train.lora_r=16", "train.precision=bf16"],

@@ -150,12 +150,9 @@ def test_packing_keeps_pairs_apart(tokenizer, tiny_dir):
     assert torch.allclose(packed[0], torch.cat(single), atol=1e-4)
 
 
-@pytest.mark.parametrize("method", ["full", "lora"])
-def test_completion_loss_with_shared_prefix_is_exact(tokenizer, tiny_dir, method):
-    """Loss and gradients equal the model's own loss on padded rows, with the shared prefix run once."""
+def _prefix_case(tokenizer, tiny_dir: Path, method: str) -> tuple:
+    """A tiny model (full or LoRA) and three pairs sharing a system turn."""
     from transformers import AutoModelForCausalLM
-
-    from icalkit.training.completion_loss import SharedPrefixCollator, completion_loss
 
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, attn_implementation="sdpa")
     if method == "lora":
@@ -167,22 +164,67 @@ def test_completion_loss_with_shared_prefix_is_exact(tokenizer, tiny_dir, method
     feats = [tokenize_pair(tokenizer, [system, {"role": "user", "content": q}], a) for q, a in
              [("Make coffee.", "mug.pickup()"), ("Water the plant, please.", "pot.pour(plant)\nx = 1"),
               ("Boil a potato in a pot on the stove.", "pot.go_to()")]]
+    return model, feats
+
+
+def _loss_and_grads(model, fn) -> tuple:
+    model.zero_grad()
+    loss = fn()
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters() if p.requires_grad]
+
+
+def _close(a: list, b: list) -> bool:
+    return all(torch.allclose(x, y, atol=1e-5, rtol=1e-4) for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_completion_loss_with_shared_prefix_is_exact(tokenizer, tiny_dir, method):
+    """Loss and gradients equal the model's own loss on padded rows, with the shared prefix run once."""
+    from icalkit.training.completion_loss import SharedPrefixCollator, completion_loss
+
+    model, feats = _prefix_case(tokenizer, tiny_dir, method)
     shared = SharedPrefixCollator(tokenizer.pad_token_id)(feats)
     assert shared["prefix_ids"].shape[1] > 10  # the system turn is shared
     assert int(shared["attention_mask"].sum()) == sum(len(f["input_ids"]) for f in feats)
     plain = make_collator(tokenizer, packing=False)(feats)
     n_items = int((plain["labels"][:, 1:] != -100).sum())
-
-    def loss_and_grads(fn):
-        model.zero_grad()
-        loss = fn()
-        loss.backward()
-        return loss.detach(), [p.grad.clone() for p in model.parameters() if p.requires_grad]
-
-    ours, ours_g = loss_and_grads(lambda: completion_loss(model, shared, n_items))
-    ref, ref_g = loss_and_grads(lambda: model(**plain, use_cache=False).loss)
+    ours, ours_g = _loss_and_grads(model, lambda: completion_loss(model, shared, n_items))
+    ref, ref_g = _loss_and_grads(model, lambda: model(**plain, use_cache=False).loss)
     assert torch.allclose(ours, ref, atol=1e-5)
-    assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(ours_g, ref_g, strict=True))
+    assert _close(ours_g, ref_g)
+
+
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_prompt_without_gradient_keeps_the_loss_and_trains_through_the_completion_only(tokenizer, tiny_dir, method):
+    """``prompt_grad=false``: the loss equals the model's own; the gradient equals the one of pairs
+    whose prompt ran under no_grad one by one, and differs from the exact gradient."""
+    import torch.nn.functional as F
+
+    from icalkit.training.completion_loss import SharedPrefixCollator, completion_loss, first_label
+
+    model, feats = _prefix_case(tokenizer, tiny_dir, method)
+    split = SharedPrefixCollator(tokenizer.pad_token_id, split_prompt=True)(feats)
+    assert split["prefix_ids"].shape[1] > 10 and split["prompt_ids"].shape[1] >= 1
+    assert int(split["attention_mask"].sum()) == sum(len(f["input_ids"]) for f in feats)
+    plain = make_collator(tokenizer, packing=False)(feats)
+    n_items = int((plain["labels"][:, 1:] != -100).sum())
+
+    def detached_prompts():
+        total = 0
+        for f in feats:
+            ids, labels, s = torch.tensor([f["input_ids"]]), torch.tensor(f["labels"]), first_label(f["labels"]) - 1
+            with torch.no_grad():
+                cache = model(input_ids=ids[:, :s], use_cache=True).past_key_values
+            logits = model(input_ids=ids[:, s:], past_key_values=cache, use_cache=True).logits[0, :-1]
+            total = total + F.cross_entropy(logits, labels[s + 1:], ignore_index=-100, reduction="sum")
+        return total / n_items
+
+    ours, ours_g = _loss_and_grads(model, lambda: completion_loss(model, split, n_items))
+    ref, ref_g = _loss_and_grads(model, detached_prompts)
+    exact, exact_g = _loss_and_grads(model, lambda: model(**plain, use_cache=False).loss)
+    assert torch.allclose(ours, exact, atol=1e-5) and torch.allclose(ours, ref, atol=1e-5)
+    assert _close(ours_g, ref_g) and not _close(ours_g, exact_g)
 
 
 def _train_cfg(tiny_dir: Path, **kw) -> TrainConfig:
@@ -344,3 +386,12 @@ def test_wandb_offline_logs_the_run_after_another_stage_used_wandb(pairs, tiny_d
                  "train.threads=1", "train.save_steps=100", "wandb.enabled=true", "wandb.mode=offline"]) == 0
     runs = list(out.glob("wandb/offline-run-*/run-*.wandb"))  # the offline run `wandb sync` uploads
     assert len(runs) == 1 and b"train/loss" in runs[0].read_bytes()
+
+
+def test_bf16_autocasts_the_completion_loss(pairs, tiny_dir, tmp_path):
+    """accelerate autocasts ``model.forward``, which the completion loss bypasses: it must autocast
+    itself (before this was fixed, a bf16 run computed in fp32 and gave the fp32 loss exactly)."""
+    runs = {p: train(_train_cfg(tiny_dir, precision=p, max_steps=1), pairs[0] / "dataset", tmp_path / p)
+            for p in ("fp32", "bf16")}
+    assert runs["bf16"]["precision"] == "bf16" and runs["fp32"]["precision"] == "fp32"
+    assert abs(runs["bf16"]["train_loss"] - runs["fp32"]["train_loss"]) > 1e-6

@@ -43,16 +43,16 @@ Examples:
   icalkit demo run_ical=true ical.limit=3
 """
 
-DEMO_TYPES = ["Coffee", "Boil X", "Plate Of Toast", "Water Plant", "Salad", "Clean All X"]
-TUNED_TYPES = ["Coffee", "Water Plant", "Clean All X"]
+DEMO_TYPES = ["Coffee", "Water Plant", "Put All X On Y", "Boil X", "Plate Of Toast", "Salad"]
+TUNED_TYPES = ["Coffee", "Water Plant", "Put All X On Y"]
 
 
 def _demo_finetune() -> finetune_cmd.Config:
     return finetune_cmd.Config(
         # memory_path: stage 3's memory under out_dir (derive_settings) unless given
-        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=8, revisions_per_task=1, valid_fraction=0.0, k=1),
-        train=TrainConfig(method="full", epochs=2.0, micro_batch=2, grad_accum=2, learning_rate=3e-4,
-                          time_budget_s=600, save_steps=5, logging_steps=1, device="cpu"))
+        data=PairConfig(task_types=list(TUNED_TYPES), n_per_type=10, revisions_per_task=1, valid_fraction=0.0, k=1),
+        train=TrainConfig(method="full", epochs=2.0, micro_batch=4, grad_accum=1, learning_rate=3e-4, prompt_grad=False,
+                          time_budget_s=540, save_steps=5, logging_steps=1, device="cpu"))
 
 
 @dataclass
