@@ -6,23 +6,29 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   pairs for the same number of optimizer steps, once per variant, each in its own process (clean
   peak RSS): the plain path (the model's own forward and loss over every position) in fp32 and
   bf16 autocast, then the default path (logits only at completion positions, shared prompt
-  prefix run once per micro-batch; see icalkit/training/completion_loss.py) and its ablations,
-  LoRA r=16, and the default under ``accelerate launch --config_file accelerate_config.yaml``.
-  Tokens/s counts the pairs' tokens (padding excluded), over the whole ``trainer.train`` call and
-  after the first optimizer step (steady); ratios are against plain bf16 autocast of the same
-  run. Variants run interleaved ``--repeats`` times (best kept); the 1-minute load average is
-  recorded.
+  prefix run once per micro-batch, precision auto; see icalkit/training/completion_loss.py),
+  the prompt encoded without gradient (``train.prompt_grad=false``), ablations, LoRA r=16, and
+  the default under ``accelerate launch --config_file accelerate_config.yaml``. Tokens/s counts
+  the pairs' tokens (padding excluded), over the whole ``trainer.train`` call and after the first
+  optimizer step (steady); ratios are against the plain path of the same run at the machine's
+  precision: bf16 autocast where the CPU computes bf16 natively (AVX512-BF16/AMX), fp32 where
+  it would be emulated (plain bf16 is then skipped: minutes per step). The CPU model and its
+  flags are recorded. Variants run interleaved ``--repeats`` times (best kept); the 1-minute
+  load average is recorded.
 - ``serve``: a real vLLM OpenAI-compatible server (``icalkit.inference.serve``, .venv-vllm)
   with the base model and a LoRA adapter; ``--requests`` greedy chat completions sent one at a
   time vs 8 at once, tokens/s and the ratio, for base and adapter.
 
+- ``demo``: the last ``make demo`` run (``runs/demo``): its fine-tune (steps, tokens/s, peak RSS)
+  and its before/after table (untuned, copy, fine-tuned on unseen layouts of the tuned types).
 - ``eval``: success on trained vs held-out task types (valid_unseen) of ``icalkit eval`` runs of
   the fine-tuned planner and its baselines (``trained_types_sr``, ``heldout_types_sr`` of the
   recommended method, with episode counts). An earlier evaluation of other run folders moves to
   ``earlier_evaluations``.
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
-       python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora/adapter
+       python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
+       python benchmarks/bench_finetune.py demo [--demo-dir runs/demo]
        python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
 """
 
@@ -42,17 +48,17 @@ RESULTS = ROOT / "benchmarks" / "results" / "finetune.json"
 WORK = ROOT / "runs" / "bench_finetune"
 PLAIN = ["train.completion_loss=false", "train.shared_prefix=false"]  # the model's own forward + loss
 VARIANTS = {
-    "full_fp32_plain": ["train.method=full", "train.precision=fp32", *PLAIN],
-    "full_bf16_plain": ["train.method=full", "train.precision=bf16", *PLAIN],
-    "full_bf16_completion_loss": ["train.method=full", "train.precision=bf16", "train.shared_prefix=false"],
-    "full_bf16": ["train.method=full", "train.precision=bf16"],
-    "full_bf16_prompt_nograd": ["train.method=full", "train.precision=bf16", "train.prompt_grad=false"],
-    "full_bf16_eager": ["train.method=full", "train.precision=bf16", "train.attention=eager"],
-    "full_bf16_packing": ["train.method=full", "train.precision=bf16", "train.shared_prefix=false", "train.packing=true"],
-    "lora16_bf16": ["train.method=lora", "train.lora_r=16", "train.precision=bf16"],
-    "full_bf16_accelerate": ["train.method=full", "train.precision=bf16"],
+    "plain_fp32": ["train.method=full", "train.precision=fp32", *PLAIN],
+    "plain_bf16": ["train.method=full", "train.precision=bf16", *PLAIN],
+    "default": ["train.method=full"],  # completion-only logits + shared prefix, precision auto
+    "prompt_nograd": ["train.method=full", "train.prompt_grad=false"],
+    "completion_loss_only": ["train.method=full", "train.shared_prefix=false"],
+    "eager": ["train.method=full", "train.attention=eager"],
+    "packing": ["train.method=full", "train.shared_prefix=false", "train.packing=true"],
+    "lora16": ["train.method=lora", "train.lora_r=16"],
+    "default_accelerate": ["train.method=full"],
 }
-BASELINE = "full_bf16_plain"  # the issue's reference: plain bf16 autocast
+BF16_ONLY = {"plain_bf16"}  # skipped where bf16 is emulated (minutes per step; see fast_bf16)
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
@@ -94,29 +100,47 @@ def train_variant(name: str, dataset: Path, steps: int, micro_batch: int, grad_a
 
 
 def phase_train(args: argparse.Namespace) -> dict:
+    """Every variant on the same pairs; ratios against the plain path at the machine's precision
+    (bf16 autocast where bf16 is native, the issue's reference; fp32 where it is emulated)."""
+    from icalkit.training.finetune import fast_bf16
+
+    native = fast_bf16("cpu")
+    baseline = "plain_bf16" if native else "plain_fp32"
+    variants = [v for v in args.variants if native or v not in BF16_ONLY]
     dataset = build_data(args.n_per_type)
     best: dict[str, dict] = {}
     loads = []
     for _ in range(args.repeats):
-        for name in args.variants:
+        for name in variants:
             loads.append(os.getloadavg()[0])
             s = train_variant(name, dataset, args.steps, args.micro_batch, args.grad_accum, args.threads)
-            print(f"{name}: {s['train_tokens_per_s']} tokens/s, peak RSS {s['peak_rss_gb']} GB, loss {s['train_loss']:.3f}")
+            print(f"{name}: {s['train_tokens_per_s']} tokens/s ({s['precision']}), peak RSS {s['peak_rss_gb']} GB, "
+                  f"loss {s['train_loss']:.3f}")
             if name not in best or s["train_tokens_per_s"] > best[name]["train_tokens_per_s"]:
                 best[name] = s
-    base = best.get(BASELINE, next(iter(best.values())))["train_tokens_per_s"]
-    steady = best.get(BASELINE, next(iter(best.values())))["steady_tokens_per_s"]
-    rows = {n: {"train_tokens_per_s": s["train_tokens_per_s"], f"ratio_vs_{BASELINE}": round(s["train_tokens_per_s"] / base, 2),
+    ref = best.get(baseline, next(iter(best.values())))
+    rows = {n: {"precision": s["precision"], "prompt_grad": s.get("prompt_grad", True),
+                "train_tokens_per_s": s["train_tokens_per_s"],
+                "ratio_vs_baseline": round(s["train_tokens_per_s"] / ref["train_tokens_per_s"], 2),
                 "steady_tokens_per_s": s["steady_tokens_per_s"],
-                f"steady_ratio_vs_{BASELINE}": round(s["steady_tokens_per_s"] / steady, 2),
+                "steady_ratio_vs_baseline": round(s["steady_tokens_per_s"] / ref["steady_tokens_per_s"], 2),
                 "peak_rss_gb": s["peak_rss_gb"], "tokens": s["tokens_seen"], "wall_s": s["wall_s"],
                 "train_loss": round(s["train_loss"], 4)} for n, s in best.items()}
-    headline = rows.get("full_bf16", next(iter(rows.values())))
+    headline = rows.get("default", next(iter(rows.values())))  # exact; what configs/finetune.yaml runs
     return {"training": {"model": "SmolLM2-135M-Instruct", "steps": args.steps, "micro_batch": args.micro_batch,
-                         "grad_accum": args.grad_accum, "baseline": BASELINE,
+                         "grad_accum": args.grad_accum, "baseline": baseline, "bf16_native": native,
+                         "skipped": sorted(set(args.variants) - set(variants)), "cpu": cpu_model(),
                          "threads": args.threads, "repeats": args.repeats, "load_average_1m": loads,
                          "command": "icalkit finetune (see VARIANTS in the benchmark)", "variants": rows},
             "train_tokens_per_s": headline["train_tokens_per_s"], "peak_rss_gb": headline["peak_rss_gb"]}
+
+
+def cpu_model() -> str:
+    """The CPU's model name and its vector extensions that matter for bf16."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), platform.processor())
+    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
+    return f"{name} ({', '.join(f for f in ('avx2', 'avx512f', 'avx512_bf16', 'amx_bf16') if f in flags) or 'no AVX2'})"
 
 
 def phase_serve(args: argparse.Namespace) -> dict:
@@ -153,21 +177,8 @@ def phase_eval(args: argparse.Namespace) -> dict:
 
     The pair settings (which types were trained) come from the fine-tune's ``data/stats.json``.
     """
-    from icalkit.metrics import Episode, aggregate
-
     trained = set(json.loads((Path(args.finetune_dir) / "data" / "stats.json").read_text())["by_type"])
-    records = [json.loads(line) for run in args.eval_dirs for line in (Path(run) / "episodes.jsonl").open()]
-    methods: dict[str, dict] = {}
-    for name in dict.fromkeys(r["method"] for r in records):
-        rows = [r for r in records if r["method"] == name and r["split"] == "valid_unseen"]
-        groups = {"trained_types": [r for r in rows if r["task_type"] in trained],
-                  "heldout_types": [r for r in rows if r["task_type"] not in trained]}
-        methods[name] = {}
-        for group, recs in groups.items():
-            agg = aggregate(Episode.from_record(r) for r in recs)
-            methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
-                                    "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"]}
-        print(name, methods[name])
+    methods = method_figures(args.eval_dirs, trained)
     best = methods[args.recommended]
     evaluation = {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
                   "finetune_dir": args.finetune_dir, "eval_dirs": args.eval_dirs,
@@ -184,9 +195,42 @@ def phase_eval(args: argparse.Namespace) -> dict:
             "heldout_types_sr": best["heldout_types"]["sr"], "heldout_types_episodes": best["heldout_types"]["episodes"]}
 
 
+def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
+    """Per method of the runs' episodes.jsonl: SR, GC, successes and episodes on valid_unseen, for
+    the trained and the held-out task types."""
+    from icalkit.metrics import Episode, aggregate
+
+    records = [json.loads(line) for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()]
+    methods: dict[str, dict] = {}
+    for name in dict.fromkeys(r["method"] for r in records):
+        rows = [r for r in records if r["method"] == name and r["split"] == "valid_unseen"]
+        groups = {"trained_types": [r for r in rows if r["task_type"] in trained],
+                  "heldout_types": [r for r in rows if r["task_type"] not in trained]}
+        methods[name] = {}
+        for group, recs in groups.items():
+            agg = aggregate(Episode.from_record(r) for r in recs)
+            methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
+                                    "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"]}
+        print(name, methods[name])
+    return methods
+
+
+def phase_demo(args: argparse.Namespace) -> dict:
+    """The last `make demo` (``--demo-dir``): its fine-tune's summary and its before/after table."""
+    root = Path(args.demo_dir)
+    summary = json.loads((root / "finetune" / "train_summary.json").read_text())
+    stats = json.loads((root / "finetune" / "data" / "stats.json").read_text())
+    methods = method_figures([str(root / "eval")], set(stats["by_type"]))
+    keys = ("precision", "prompt_grad", "train_pairs", "global_step", "max_steps", "tokens_seen", "wall_s",
+            "train_tokens_per_s", "peak_rss_gb", "train_loss", "stopped_because")
+    return {"demo": {"dir": str(root), "cpu": cpu_model(), "types": sorted(stats["by_type"]),
+                     "finetune": {k: summary.get(k) for k in keys},
+                     "methods": {m: f["trained_types"] for m, f in methods.items()}}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", choices=["train", "serve", "eval"])
+    parser.add_argument("phase", choices=["train", "serve", "eval", "demo"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=4)
     parser.add_argument("--grad-accum", type=int, default=2)
@@ -194,14 +238,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--n-per-type", type=int, default=6)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--adapter", default=str(WORK / "lora16_bf16" / "adapter"))
+    parser.add_argument("--adapter", default=str(WORK / "lora16" / "adapter"))
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--finetune-dir", default="runs/ft_main")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
+    parser.add_argument("--demo-dir", default="runs/demo")
     args = parser.parse_args()
-    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval}
+    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "demo": phase_demo}
     figures = phases[args.phase](args)
     print(json.dumps(merge(figures), indent=2))
 

@@ -64,7 +64,7 @@ class Config:
     run_ical: bool = False  # stage 6 (opt-in): ICAL on ical.limit noisy demonstrations
     ical: ical_cmd.Config = field(default_factory=lambda: ical_cmd.Config(limit=3, n_feedbacks=2))
     eval: eval_cmd.Config = field(default_factory=lambda: eval_cmd.Config(
-        splits=["valid_unseen"], split=SplitConfig(task_types=list(TUNED_TYPES), n_per_type=2), workers=2))
+        splits=["valid_unseen"], split=SplitConfig(task_types=list(TUNED_TYPES), n_per_type=2), workers=6))
 
 
 def _print_learned(out_dir: str) -> None:
