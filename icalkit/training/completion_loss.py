@@ -37,7 +37,7 @@ def shared_prefix_length(input_ids: list[list[int]], labels: list[list[int]]) ->
     The prefix stops at least one token before each row's first labelled token, so that the
     position predicting that token belongs to the row's own part.
     """
-    limit = min(next((i for i, t in enumerate(lab) if t != IGNORE), len(lab)) for lab in labels) - 1
+    limit = min(first_label(lab) for lab in labels) - 1
     limit = min(limit, *(len(ids) for ids in input_ids))
     first = input_ids[0]
     for i in range(max(limit, 0)):
@@ -79,14 +79,12 @@ class SharedPrefixCollator:
         starts = [first_label(lab) - 1 for lab in labels]  # the last prompt token starts the part with gradient
         p = max(0, min(p, min(starts) - 1))
         prompts = [r[p:s] for r, s in zip(ids, starts, strict=True)]
-        width = max(len(r) for r in prompts)
-        prompt_mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in prompts], dtype=torch.long)
+        prompt_mask, prompt = self._padded(prompts, prompts, p)
         rest_mask, tensors = self._padded([r[s:] for r, s in zip(ids, starts, strict=True)],
                                           [r[s:] for r, s in zip(labels, starts, strict=True)], 0)
         tensors["position_ids"] += torch.tensor(starts).unsqueeze(1)
-        return {"prefix_ids": torch.tensor([ids[0][:p]], dtype=torch.long),
-                "prompt_ids": torch.tensor([r + [self.pad] * (width - len(r)) for r in prompts], dtype=torch.long),
-                "prompt_position_ids": torch.arange(p, p + width).expand(len(ids), width).clone(), **tensors,
+        return {"prefix_ids": torch.tensor([ids[0][:p]], dtype=torch.long), "prompt_ids": prompt["input_ids"],
+                "prompt_position_ids": prompt["position_ids"], **tensors,
                 "attention_mask": torch.cat([torch.ones(len(ids), p, dtype=torch.long), prompt_mask, rest_mask], dim=1)}
 
     def _padded(self, rows: list[list[int]], labels: list[list[int]], start: int) -> tuple[Any, dict[str, Any]]:
