@@ -174,13 +174,15 @@ def explicit_keys(section: Any) -> frozenset[str]:
 
 
 def refuse_keys(section: Any, prefix: str, keys: dict[str, str]) -> None:
-    """Raise ValueError if the user set one of ``keys`` in ``section``.
+    """Raise ValueError if the user set one of ``keys`` in ``section`` to other than its default.
 
     For a shared section whose key this command takes from elsewhere: ``keys`` maps each such
-    key to what to set instead, so no key is silently ignored.
+    key to what to set instead, so no key is silently ignored. A key given at its default value
+    changes nothing and passes, so a run's saved ``config.yaml`` (every key written) loads back.
     """
+    defaults = {f.name: f.default for f in dataclasses.fields(section) if f.default is not dataclasses.MISSING}
     for key, instead in keys.items():
-        if key in explicit_keys(section):
+        if key in explicit_keys(section) and getattr(section, key) != defaults.get(key, dataclasses.MISSING):
             raise ValueError(f"{prefix}.{key} is not read by this command; set {instead} instead")
 
 

@@ -57,13 +57,18 @@ def start_wandb(wandb_cfg: WandbConfig, run_dir: str | Path, job_type: str, conf
 class RunLogger:
     """Writes metrics, tables and plots to a run directory and (optionally) to W&B."""
 
-    def __init__(self, run_dir: str | Path, config: dict, wandb_cfg: WandbConfig | None, job_type: str):
+    def __init__(self, run_dir: str | Path, config: dict, wandb_cfg: WandbConfig | None, job_type: str,
+                 provenance: dict | None = None):
+        """``config`` goes to ``config.yaml`` (loadable again with ``--config``); ``provenance`` (git
+        commit, data hashes: facts about the run, not settings) to ``provenance.json``; W&B gets both."""
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        if provenance:
+            (self.run_dir / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
         self._wandb = None
         if wandb_cfg is not None and wandb_cfg.enabled and wandb_cfg.mode != "disabled":
-            self._wandb = start_wandb(wandb_cfg, self.run_dir, job_type, config)
+            self._wandb = start_wandb(wandb_cfg, self.run_dir, job_type, {**config, **(provenance or {})})
 
     def log(self, metrics: dict[str, Any], step: int | None = None) -> None:
         """Append metrics to ``metrics.jsonl`` and to W&B."""

@@ -101,6 +101,8 @@ def test_explicit_keys_tell_given_keys_from_defaults(tmp_path: Path) -> None:
     refuse_keys(cfg.inner, "inner", {"rate": "rate elsewhere"})  # not given: fine
     with pytest.raises(ValueError, match="inner.size is not read by this command; set other.size instead"):
         refuse_keys(cfg.inner, "inner", {"size": "other.size"})
+    # given at its default it changes nothing: a saved config.yaml (every key written) loads back
+    refuse_keys(load_config(Outer, None, ["inner.size=128"]).inner, "inner", {"size": "other.size"})
 
 
 def test_ical_config_has_one_key_per_setting() -> None:

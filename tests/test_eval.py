@@ -117,6 +117,10 @@ def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model,
     # a re-run resumes: nothing is run twice
     assert main(args) == 1
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
+    # the run's config.yaml is the same evaluation again (provenance is kept beside it)
+    assert set(json.loads((out / "provenance.json").read_text())) == {"git_commit", "split_hashes"}
+    assert main(["eval", "--config", str(out / "config.yaml")]) == 1
+    assert "0 episodes to run (4 already done)" in capsys.readouterr().out
     # a method whose definition changed under the same name is run again; its old episodes are kept aside
     (tmp_path / "copy_m.yaml").write_text(f"planner: {{mode: copy, k: 1}}\nmemory: {memory_path}\n")
     assert main(args) == 1

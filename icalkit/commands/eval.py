@@ -179,9 +179,8 @@ def run(cfg: Config) -> int:
         import torch
 
         torch.set_num_threads(cfg.torch_threads)
-    config = {**to_dict(cfg), "git_commit": git_commit(),
-              "split_hashes": {s: split_hash(t) for s, t in splits.items()}}
-    logger = RunLogger(out, config, cfg.wandb, job_type="eval")
+    provenance = {"git_commit": git_commit(), "split_hashes": {s: split_hash(t) for s, t in splits.items()}}
+    logger = RunLogger(out, to_dict(cfg), cfg.wandb, job_type="eval", provenance=provenance)
 
     def on_done(job: Job, rec: dict) -> None:
         rec["method_fp"] = fingerprints[job.method]
@@ -200,7 +199,7 @@ def run(cfg: Config) -> int:
     records = [r for r in done.values() if r["method"] in methods and r["split"] in splits]
     tables = write_report(logger, records, list(methods), list(splits))
     print((out / "table1.md").read_text())
-    summary = {"config": config, "run": stats.to_dict(), "tables": tables, "skipped": problems}
+    summary = {"config": to_dict(cfg), "provenance": provenance, "run": stats.to_dict(), "tables": tables, "skipped": problems}
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     logger.finish()
     return 0 if not problems and not stats.failed else 1
