@@ -81,6 +81,24 @@ def test_every_shipped_config_is_valid(command: str) -> None:
     assert cfg is not None
 
 
+VARIANTS = {"eval_alfworld": "eval", "finetune_alfworld": "finetune", "finetune_gpu": "finetune",
+            "finetune_rag": "finetune", "prag_alfworld": "prag", "idm": "train_idm", "idm_gpu": "train_idm"}
+
+
+def test_every_shipped_config_variant_and_method_is_valid() -> None:
+    import importlib
+
+    from icalkit.eval.methods import load_method
+
+    configs = Path(__file__).parents[1] / "configs"
+    names = {p.stem for p in configs.glob("*.yaml")}
+    assert names == {c.replace("-", "_") for c in COMMANDS} | set(VARIANTS)  # a new file is named here
+    for name, command in VARIANTS.items():
+        assert load_config(importlib.import_module(f"icalkit.commands.{command}").Config, configs / f"{name}.yaml")
+    for path in sorted((configs / "methods").glob("*.yaml")):
+        load_method(path.stem).validate()
+
+
 def test_cli_reports_config_errors(capsys: pytest.CaptureFixture) -> None:
     assert main(["demos", "--config", "configs/demos.yaml", "n_per_type=zero"]) == 2
     assert "n_per_type: expected int" in capsys.readouterr().err
