@@ -54,6 +54,12 @@ def start_wandb(wandb_cfg: WandbConfig, run_dir: str | Path, job_type: str, conf
                       config=config, dir=str(run_dir), tags=wandb_cfg.tags, reinit="finish_previous")
 
 
+def save_config(run_dir: str | Path, config: dict) -> None:
+    """Write ``run_dir/config.yaml``: every key, loadable again with ``--config``."""
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    (Path(run_dir) / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
 class RunLogger:
     """Writes metrics, tables and plots to a run directory and (optionally) to W&B."""
 
@@ -62,8 +68,7 @@ class RunLogger:
         """``config`` goes to ``config.yaml`` (loadable again with ``--config``); ``provenance`` (git
         commit, data hashes: facts about the run, not settings) to ``provenance.json``; W&B gets both."""
         self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        save_config(self.run_dir, config)
         if provenance:
             (self.run_dir / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
         self._wandb = None

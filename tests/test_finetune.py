@@ -4,6 +4,7 @@ resumable training with a tiny model, adapters/full models that the backends loa
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -386,6 +387,15 @@ def test_wandb_offline_logs_the_run_after_another_stage_used_wandb(pairs, tiny_d
                  "train.threads=1", "train.save_steps=100", "wandb.enabled=true", "wandb.mode=offline"]) == 0
     runs = list(out.glob("wandb/offline-run-*/run-*.wandb"))  # the offline run `wandb sync` uploads
     assert len(runs) == 1 and b"train/loss" in runs[0].read_bytes()
+    # the run's config.yaml is the same command again (every step done: it resumes to the end)
+    assert main(["finetune", "--config", str(out / "config.yaml"), "wandb.enabled=false"]) == 0
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 2
+    # stopped while saving (no summary, no model): the checkpoint's weights are saved, nothing trained
+    shutil.rmtree(out / "model")
+    (out / "train_summary.json").unlink()
+    assert main(["finetune", "--config", str(out / "config.yaml"), "wandb.enabled=false"]) == 0
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 2
+    assert (out / "model" / "model.safetensors").is_file()
 
 
 def test_bf16_autocasts_the_completion_loss(pairs, tiny_dir, tmp_path):

@@ -102,12 +102,17 @@ def _wandb_run(cfg: Config):
 
 
 def run(cfg: Config) -> int:
+    from accelerate import PartialState
+
     from icalkit.data_gen.finetune_data import DatasetError
+    from icalkit.tracking import save_config
     from icalkit.training.finetune import train
 
     report_to = "wandb" if cfg.wandb.enabled and cfg.wandb.mode != "disabled" else "none"
     try:
         dataset = build_dataset(cfg)
+        if PartialState().is_main_process:
+            save_config(cfg.out_dir, to_dict(cfg))
         run = _wandb_run(cfg) if report_to == "wandb" else None
         try:
             summary = train(cfg.train, dataset, cfg.out_dir, report_to)

@@ -386,6 +386,8 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
                           processing_class=tokenizer,  # checkpoints carry the tokenizer: each one loads on its own
                           callbacks=[stop])
     resume = latest_checkpoint(out) if cfg.resume else None
+    if resume and _trainer_state(resume)["global_step"] >= planned_steps(trainer):
+        return _already_trained(trainer, tokenizer, cfg, out, resume)
     resumed_tokens = _tokens_before(resume)  # now: checkpoint rotation may delete that folder while training
     start = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume)
@@ -414,9 +416,33 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
     return summary
 
 
+def _trainer_state(checkpoint: str) -> dict:
+    return json.loads((Path(checkpoint) / "trainer_state.json").read_text())
+
+
 def _tokens_before(checkpoint: str | None) -> int:
     """Tokens already trained when resuming from ``checkpoint`` (its trainer state)."""
-    if checkpoint is None:
-        return 0
-    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
-    return int(state.get("num_input_tokens_seen", 0))
+    return int(_trainer_state(checkpoint).get("num_input_tokens_seen", 0)) if checkpoint else 0
+
+
+def planned_steps(trainer: Any) -> int:
+    """The optimizer steps this run's settings plan (as the Trainer computes them)."""
+    return trainer.set_initial_training_values(trainer.args, trainer.get_train_dataloader())[-1]
+
+
+def _already_trained(trainer: Any, tokenizer: Any, cfg: TrainConfig, out: Path, checkpoint: str) -> dict:
+    """A run whose newest checkpoint has every planned step: nothing to train (the Trainer, resumed
+    there, would take one more step when the plan ends inside an epoch). Returns the run's summary;
+    if it was lost (stopped while saving), saves the checkpoint's weights and writes it anew."""
+    summary_path = out / "train_summary.json"
+    steps = _trainer_state(checkpoint)["global_step"]
+    if summary_path.is_file() and json.loads(summary_path.read_text()).get("global_step") == steps:
+        summary = json.loads(summary_path.read_text())
+    else:
+        trainer._load_from_checkpoint(checkpoint)
+        summary = {"method": cfg.method, "global_step": steps, "max_steps": steps,
+                   "saved": str(save_trained(trainer, tokenizer, cfg, out))}
+        if trainer.is_world_process_zero():
+            summary_path.write_text(json.dumps(summary, indent=2))
+    print(f"already trained: {checkpoint} has all {steps} planned steps (nothing to resume)")
+    return {**summary, "finished": True, "stopped_because": "", "resumed_from": checkpoint}
