@@ -197,13 +197,16 @@ def phase_eval(args: argparse.Namespace) -> dict:
 
 def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
     """Per method of the runs' episodes.jsonl: SR, GC, successes and episodes on valid_unseen, for
-    the trained and the held-out task types."""
+    the trained and the held-out task types — over the tasks every method ran (same work each)."""
     from icalkit.metrics import Episode, aggregate
 
-    records = [json.loads(line) for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()]
+    records = [r for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()
+               if (r := json.loads(line))["split"] == "valid_unseen"]
+    names = list(dict.fromkeys(r["method"] for r in records))
+    common = set.intersection(*({r["task_id"] for r in records if r["method"] == m} for m in names))
     methods: dict[str, dict] = {}
-    for name in dict.fromkeys(r["method"] for r in records):
-        rows = [r for r in records if r["method"] == name and r["split"] == "valid_unseen"]
+    for name in names:
+        rows = [r for r in records if r["method"] == name and r["task_id"] in common]
         groups = {"trained_types": [r for r in rows if r["task_type"] in trained],
                   "heldout_types": [r for r in rows if r["task_type"] not in trained]}
         methods[name] = {}
