@@ -88,32 +88,31 @@ def build_dataset(cfg: Config) -> Path:
     return data_dir / "dataset"
 
 
-def _wandb_run(cfg: Config):
-    """The W&B run the Trainer's callback logs into, opened here with the config's mode (main process
-    only; None elsewhere). Left to the callback, ``wandb.init()`` takes its mode from settings an
-    earlier stage of the same process (``icalkit demo``) already fixed, and asks for a login."""
+def _start_run(cfg: Config, report_to: str):
+    """On the main process only: write ``config.yaml`` and open the W&B run the Trainer's callback logs
+    into (None elsewhere or without W&B). Opened here with the config's mode: left to the callback,
+    ``wandb.init()`` takes its mode from settings an earlier stage of the same process (``icalkit
+    demo``) already fixed, and asks for a login."""
     from accelerate import PartialState
 
-    from icalkit.tracking import start_wandb
+    from icalkit.tracking import save_config, start_wandb
 
     if not PartialState().is_main_process:
+        return None
+    save_config(cfg.out_dir, to_dict(cfg))
+    if report_to != "wandb":
         return None
     return start_wandb(cfg.wandb, Path(cfg.out_dir), job_type="finetune", config=to_dict(cfg))
 
 
 def run(cfg: Config) -> int:
-    from accelerate import PartialState
-
     from icalkit.data_gen.finetune_data import DatasetError
-    from icalkit.tracking import save_config
     from icalkit.training.finetune import train
 
     report_to = "wandb" if cfg.wandb.enabled and cfg.wandb.mode != "disabled" else "none"
     try:
         dataset = build_dataset(cfg)
-        if PartialState().is_main_process:
-            save_config(cfg.out_dir, to_dict(cfg))
-        run = _wandb_run(cfg) if report_to == "wandb" else None
+        run = _start_run(cfg, report_to)
         try:
             summary = train(cfg.train, dataset, cfg.out_dir, report_to)
         finally:
