@@ -89,6 +89,15 @@ def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_it
     long.max_new_tokens = -1
     with pytest.raises(ValueError, match="max_new_tokens must be >= 0"):
         long.validate()
+    # so is the loop cut, which only a method that sets it sends
+    looped = load_method("zero_shot")
+    looped.loop_repeats = 3
+    assert "loop_repeats" not in method_sampling(plain, sampling)
+    assert method_sampling(looped, sampling) == {**sampling, "loop_repeats": 3}
+    assert method_fingerprint(looped, llm, sampling) != fp
+    looped.loop_repeats = 1
+    with pytest.raises(ValueError, match="loop_repeats must be 0"):
+        looped.validate()
 
 
 def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model, memory_path):

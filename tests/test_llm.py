@@ -24,6 +24,9 @@ from icalkit.models.llm.base import (
     ServerUnreachableError,
     UnknownBackendError,
     UnknownModelError,
+    finish_text,
+    loop_end,
+    make_params,
     truncate_at_stop,
 )
 from icalkit.models.llm.cache import CachedLLM, ResponseCache
@@ -163,6 +166,39 @@ def test_bad_arguments_rejected(tiny):
 def test_truncate_at_stop_earliest():
     assert truncate_at_stop("a;b.c", [".", ";"]) == ("a", True)
     assert truncate_at_stop("abc", ["x"]) == ("abc", False)
+
+
+LOOP = "x = 1\nopen()\npick()\nopen()\npick()\nopen()\npick()\nopen()\npi"
+
+
+def test_loop_end_finds_the_first_block_repeated_n_times():
+    third = len("x = 1\nopen()\npick()\nopen()\npick()\nopen()\npick()\n")
+    assert loop_end(LOOP, 3) == third
+    assert loop_end(LOOP, 2) == len("x = 1\nopen()\npick()\nopen()\npick()\n")
+    assert loop_end(LOOP, 4) is None  # the 4th copy is not complete: an unfinished line never counts
+    assert loop_end("a\na\na\n", 3) == 6 and loop_end("a\na\na", 3) is None
+    assert loop_end("a\nb\na\nb\n", 3) is None and loop_end(LOOP, 0) is None
+    text, cut = finish_text(LOOP + "\nSTOP", make_params(8, 0.0, ["STOP"], 1, 0, loop_repeats=3))
+    assert (text, cut) == (LOOP[:third], "loop")
+    assert finish_text("a\nSTOP a\na\n", make_params(8, 0.0, ["STOP"], 1, 0, 2)) == ("a\n", "stop")
+    with pytest.raises(ValueError, match="loop_repeats"):
+        make_params(8, 0.0, None, 1, 0, loop_repeats=1)
+    # the request's cache key is unchanged when the cut is off
+    assert "loop_repeats" not in make_params(8, 0.0, None, 1, 0).to_dict()
+    assert make_params(8, 0.0, None, 1, 0, 3).to_dict()["loop_repeats"] == 3
+
+
+def test_smollm2_stops_generating_at_a_loop_with_the_same_text_as_a_cut(smol):
+    """The hf backend stops a looping sequence early; its text equals the full generation cut at
+    the loop (what the other backends return), and the batch mate is not cut."""
+    loop = "Count: 1\n1\n1\n1\n1\n1\n1\nContinue the list exactly as it is."  # SmolLM2 writes 1s until the limit
+    full = smol.generate([loop, FRUITS], max_new_tokens=60)
+    early = smol.generate([loop, FRUITS], max_new_tokens=60, loop_repeats=3)
+    params = make_params(60, 0.0, None, 1, 0, loop_repeats=3)
+    assert finish_text(full[0].text, params) == (early[0].text, "loop")
+    assert early[0].finish_reasons == ["loop"] and early[0].text.count("\n") >= 3
+    assert early[0].completion_tokens < full[0].completion_tokens
+    assert early[1].text == full[1].text
 
 
 # --- response cache ---------------------------------------------------------------------------
@@ -361,7 +397,7 @@ def test_conversion_matches_gguf_greedy(tmp_path, smol):
 class _FlakyAPI(BaseHTTPRequestHandler):
     """OpenAI-compatible endpoint: answers 503 to the first ``fail`` POSTs, then a completion."""
 
-    fail, posts, status = 2, 0, 503
+    fail, posts, status, content = 2, 0, 503, "done. STOP extra"
 
     def log_message(self, *args):  # keep pytest output clean
         pass
@@ -385,7 +421,7 @@ class _FlakyAPI(BaseHTTPRequestHandler):
         self._send(200, {
             "id": "x", "object": "chat.completion", "created": 0, "model": "flaky",
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "done. STOP extra"}}],
+                         "message": {"role": "assistant", "content": type(self).content}}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9},
         })
 
@@ -395,7 +431,7 @@ def flaky_server():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FlakyAPI)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    _FlakyAPI.posts, _FlakyAPI.fail, _FlakyAPI.status = 0, 2, 503
+    _FlakyAPI.posts, _FlakyAPI.fail, _FlakyAPI.status, _FlakyAPI.content = 0, 2, 503, "done. STOP extra"
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
 
@@ -405,6 +441,12 @@ def test_openai_retries_transient_errors(flaky_server):
     gen = llm.generate(["hi"], max_new_tokens=8, stop=["STOP"])[0]
     assert _FlakyAPI.posts == 3  # two 503s, then success
     assert gen.text == "done. " and gen.completion_tokens == 4 and gen.backend == "openai"
+
+
+def test_openai_answers_are_cut_at_a_loop(flaky_server):
+    _FlakyAPI.fail, _FlakyAPI.content = 0, LOOP
+    gen = OpenAILLM("flaky", base_url=flaky_server).generate(["hi"], loop_repeats=3)[0]
+    assert gen.text == LOOP[:loop_end(LOOP, 3)] and gen.finish_reasons == ["loop"]
 
 
 def test_openai_client_errors_are_not_retried(flaky_server):

@@ -78,13 +78,16 @@ class LLMSession:
         max_new_tokens: default completion length.
         temperature: sampling temperature (0 = greedy).
         seed: sampling seed.
+        loop_repeats: cut answers at their first loop of a block repeated this often (0: off).
     """
 
-    def __init__(self, llm: LLM, max_new_tokens: int = 512, temperature: float = 0.0, seed: int = 0) -> None:
+    def __init__(self, llm: LLM, max_new_tokens: int = 512, temperature: float = 0.0, seed: int = 0,
+                 loop_repeats: int = 0) -> None:
         self.llm = llm
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.seed = seed
+        self.loop_repeats = loop_repeats
 
     @property
     def model_name(self) -> str:
@@ -98,7 +101,7 @@ class LLMSession:
         if not prompts:
             return []
         gens = self.llm.generate(list(prompts), max_new_tokens=max_new_tokens or self.max_new_tokens,
-                                 temperature=self.temperature, seed=self.seed)
+                                 temperature=self.temperature, seed=self.seed, loop_repeats=self.loop_repeats)
         for gen, st in zip(gens, stats, strict=True):
             st.add(gen, prompt_id, 1.0 / len(prompts))
         return [g.text if g.texts else "" for g in gens]

@@ -39,6 +39,10 @@ class MethodConfig:
             ``llm.max_new_tokens``). A fine-tuned planner that writes whole programs of composite
             tasks (Breakfast, Sandwich: 500-950 tokens) needs about 1,024; a shorter limit cuts
             them into invalid Python.
+        loop_repeats: cut an answer once its lines end with one block repeated this many times in
+            a row (0: off). No demonstration program repeats even one line back to back, while a
+            degenerate model can loop until ``max_new_tokens``; with the hf backend the cut also
+            stops generating, so a looping sequence no longer keeps its batch waiting.
     """
 
     name: str = ""
@@ -51,10 +55,13 @@ class MethodConfig:
     type_vote: float = 0.0
     llm: LLMConfig | None = None
     max_new_tokens: int = 0
+    loop_repeats: int = 0
 
     def validate(self) -> None:
         if self.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0 (0: the evaluation's), got {self.max_new_tokens}")
+        if self.loop_repeats < 0 or self.loop_repeats == 1:
+            raise ValueError(f"loop_repeats must be 0 (off) or >= 2, got {self.loop_repeats}")
         if self.memory_limit is not None and self.memory_limit < 0:
             raise ValueError(f"memory_limit must be >= 0, got {self.memory_limit}")
         if not self.type_vote >= 0:
@@ -113,8 +120,10 @@ def effective_llm(method: MethodConfig, default: LLMConfig) -> LLMConfig:
 
 
 def method_sampling(method: MethodConfig, sampling: dict[str, Any]) -> dict[str, Any]:
-    """The evaluation's sampling settings with the method's own completion length, if it sets one."""
-    return {**sampling, "max_new_tokens": method.max_new_tokens} if method.max_new_tokens else dict(sampling)
+    """The evaluation's sampling settings with the method's own completion length and loop cut,
+    where it sets them."""
+    own = {"max_new_tokens": method.max_new_tokens, "loop_repeats": method.loop_repeats}
+    return {**sampling, **{k: v for k, v in own.items() if v}}
 
 
 def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:

@@ -63,6 +63,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     n: int = 1
     seed: int = 0
+    loop_repeats: int = 0
 
     @property
     def greedy(self) -> bool:
@@ -73,6 +74,8 @@ class SamplingParams:
         """Plain dict (JSON-serialisable)."""
         data = asdict(self)
         data["stop"] = list(self.stop)
+        if not self.loop_repeats:  # absent = off: cache keys of requests without it stay as they were
+            del data["loop_repeats"]
         return data
 
 
@@ -89,7 +92,8 @@ class Generation:
         model: model name (folder, file or served name).
         backend: backend name ("hf", "vllm", "openai").
         cached: True when replayed from the response cache.
-        finish_reasons: per completion, "stop" (end of turn or stop string) or "length".
+        finish_reasons: per completion, "stop" (end of turn or stop string), "loop" (cut by
+            ``loop_repeats``) or "length".
     """
 
     texts: list[str]
@@ -136,7 +140,7 @@ def check_prompt(prompt: Any, index: int) -> Prompt:
 
 
 def make_params(
-    max_new_tokens: int, temperature: float, stop: list[str] | None, n: int, seed: int
+    max_new_tokens: int, temperature: float, stop: list[str] | None, n: int, seed: int, loop_repeats: int = 0
 ) -> SamplingParams:
     """Check sampling arguments and bundle them; raise ValueError naming a bad one."""
     if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -152,13 +156,42 @@ def make_params(
     stop = list(stop or [])
     if any(not isinstance(s, str) or not s for s in stop):
         raise ValueError(f"stop must be a list of non-empty strings, got {stop!r}")
-    return SamplingParams(int(max_new_tokens), float(temperature), tuple(stop), n, int(seed))
+    if not isinstance(loop_repeats, int) or loop_repeats < 0 or loop_repeats == 1:
+        raise ValueError(f"loop_repeats must be 0 (off) or >= 2, got {loop_repeats!r}")
+    return SamplingParams(int(max_new_tokens), float(temperature), tuple(stop), n, int(seed), loop_repeats)
 
 
 def truncate_at_stop(text: str, stop: tuple[str, ...] | list[str]) -> tuple[str, bool]:
     """Cut ``text`` at the earliest stop string (excluded); return (text, whether cut)."""
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+def loop_end(text: str, repeats: int) -> int | None:
+    """Where ``text`` first loops: the end of the first complete line at which the lines so far
+    end with one block of lines repeated ``repeats`` times in a row (None: no loop, or ``repeats``
+    < 2). A degenerate model repeats such a block until it runs out of tokens."""
+    if repeats < 2:
+        return None
+    lines, end = text.split("\n")[:-1], 0  # complete lines only
+    for n, line in enumerate(lines, start=1):
+        end += len(line) + 1
+        for k in range(1, n // repeats + 1):
+            block = lines[n - k:n]
+            if all(lines[n - (r + 1) * k:n - r * k] == block for r in range(1, repeats)):
+                return end
+    return None
+
+
+def finish_text(text: str, params: SamplingParams) -> tuple[str, str | None]:
+    """A completion cut at its first stop string, then at its first loop (``params.loop_repeats``);
+    returns (text, "stop" / "loop" when cut, else None). Every backend returns its text through
+    this, so greedy outputs agree whether or not a backend also stopped generating early."""
+    text, stopped = truncate_at_stop(text, params.stop)
+    end = loop_end(text, params.loop_repeats)
+    if end is not None:
+        return text[:end], "loop"
+    return text, "stop" if stopped else None
 
 
 class LLM(ABC):
@@ -175,6 +208,7 @@ class LLM(ABC):
         stop: list[str] | None = None,
         n: int = 1,
         seed: int = 0,
+        loop_repeats: int = 0,
     ) -> list[Generation]:
         """Generate completions for a batch of prompts.
 
@@ -185,6 +219,9 @@ class LLM(ABC):
             stop: strings that end a completion (the stop string is not returned).
             n: completions per prompt (needs temperature > 0 when > 1).
             seed: random seed for sampling.
+            loop_repeats: cut a completion once its lines end with one block of lines repeated
+                this many times in a row (0: off; see :func:`loop_end`). The hf backend also
+                stops generating there.
 
         Returns:
             One :class:`Generation` per prompt, in order.
@@ -196,7 +233,7 @@ class LLM(ABC):
         if isinstance(prompts, (str, dict)) or not isinstance(prompts, (list, tuple)):
             raise ValueError("prompts must be a list of prompts (wrap a single prompt in a list)")
         checked = [check_prompt(p, i) for i, p in enumerate(prompts)]
-        params = make_params(max_new_tokens, temperature, stop, n, seed)
+        params = make_params(max_new_tokens, temperature, stop, n, seed, loop_repeats)
         if not checked:
             return []
         return self._generate(checked, params)

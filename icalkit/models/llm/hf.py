@@ -2,7 +2,8 @@
 
 Models are loaded once per process (:func:`load_model` is memoised on its arguments) and run
 batched with left padding. Stop strings end a sequence early (transformers' ``stop_strings``)
-and are cut from the returned text.
+and are cut from the returned text; so does a loop (``loop_repeats``), which otherwise keeps a
+whole batch waiting until the looping sequence has used all its tokens.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from icalkit.models.llm.base import (
     Prompt,
     SamplingParams,
     Timer,
-    truncate_at_stop,
+    finish_text,
+    loop_end,
 )
 from icalkit.models.llm.cache import files_stamp, weights_stamp
 
@@ -221,6 +223,8 @@ class HFLLM(LLM):
             torch.manual_seed(params.seed)
         if params.stop:
             kwargs.update(stop_strings=list(params.stop), tokenizer=tok)
+        if params.loop_repeats:
+            kwargs["stopping_criteria"] = self._loop_stop(enc["input_ids"].shape[1], params.loop_repeats)
         with Timer() as timer, torch.inference_mode():
             out = self.model.generate(**enc, **kwargs)
         new = out[:, enc["input_ids"].shape[1] :].tolist()
@@ -250,10 +254,31 @@ class HFLLM(LLM):
             ids = ids[:-1]
         return len(ids)
 
+    def _loop_stop(self, start: int, repeats: int) -> Any:
+        """A stopping criterion that ends each sequence at its first loop (:func:`loop_end`),
+        checked when a sequence has just produced a newline."""
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        tok = self.tokenizer
+        if getattr(self, "_newline_ids", None) is None:
+            vocab = tok.get_vocab().values()
+            self._newline_ids = {i for i in vocab if "\n" in tok.decode([i])}
+        newline_ids = self._newline_ids
+
+        class _LoopStop(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                import torch
+
+                done = [t in newline_ids and loop_end(tok.decode(row[start:], skip_special_tokens=True),
+                                                      repeats) is not None
+                        for t, row in zip(input_ids[:, -1].tolist(), input_ids, strict=True)]
+                return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+        return StoppingCriteriaList([_LoopStop()])
+
     def _decode(self, ids: list[int], params: SamplingParams) -> tuple[str, str]:
         ended = any(t in self.eos_ids for t in ids)
         count = self._count(ids)
-        text = self.tokenizer.decode(ids[:count], skip_special_tokens=True)
-        text, stopped = truncate_at_stop(text, params.stop)
-        return text, "stop" if (ended or stopped or count < len(ids)) else "length"
+        text, cut = finish_text(self.tokenizer.decode(ids[:count], skip_special_tokens=True), params)
+        return text, cut or ("stop" if (ended or count < len(ids)) else "length")
 

@@ -25,7 +25,7 @@ from icalkit.models.llm.base import (
     ServerUnreachableError,
     Timer,
     UnknownModelError,
-    truncate_at_stop,
+    finish_text,
 )
 from icalkit.models.llm.cache import weights_stamp
 
@@ -184,11 +184,12 @@ class OpenAILLM(LLM):
                 resp = self._call(self.client.completions.create, prompt=prompt, **req)
                 raw = [c.text for c in resp.choices]
         # Stop strings are re-applied: some servers return them, and output is untrusted input.
-        texts = [truncate_at_stop(t, params.stop)[0] for t in raw]
+        done = [finish_text(t, params) for t in raw]
         usage = resp.usage
         return Generation(
-            texts=texts, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            texts=[t for t, _ in done], prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             latency_s=timer.elapsed, model=self.model_name, backend=self.backend,
-            finish_reasons=[c.finish_reason or "stop" for c in resp.choices],
+            finish_reasons=[("loop" if cut == "loop" else None) or c.finish_reason or "stop"
+                            for (_, cut), c in zip(done, resp.choices, strict=True)],
         )

@@ -21,7 +21,7 @@ from icalkit.models.llm.base import (
     Prompt,
     SamplingParams,
     Timer,
-    truncate_at_stop,
+    finish_text,
 )
 
 
@@ -112,11 +112,13 @@ class VLLMLLM(LLM):
             outputs = self.engine.generate(texts, sampling, lora_request=self.lora, use_tqdm=False)
         gens = []
         for out in outputs:
+            done = [finish_text(c.text, params) for c in out.outputs]
             gens.append(Generation(
-                texts=[truncate_at_stop(c.text, params.stop)[0] for c in out.outputs],
+                texts=[t for t, _ in done],
                 prompt_tokens=len(out.prompt_token_ids or []),
                 completion_tokens=sum(len(c.token_ids) for c in out.outputs),
                 latency_s=timer.elapsed, model=self.model_name, backend=self.backend,
-                finish_reasons=[c.finish_reason or "stop" for c in out.outputs],
+                finish_reasons=[("loop" if cut == "loop" else None) or c.finish_reason or "stop"
+                                for (_, cut), c in zip(done, out.outputs, strict=True)],
             ))
         return gens
