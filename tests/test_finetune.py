@@ -12,15 +12,8 @@ import torch
 from planner_doubles import one_torch_thread
 
 from icalkit.agents.executor import Executor
-from icalkit.data_gen.finetune_data import (
-    DatasetError,
-    PairConfig,
-    build_pairs,
-    ground_program,
-    inject_mistake,
-    shown_ids,
-    ungrounded_ids,
-)
+from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
+from icalkit.data_gen.finetune_data import DatasetError, PairConfig, build_pairs, inject_mistake
 from icalkit.training.finetune import TrainConfig, load_pairs, make_collator, tokenize_pair, train
 
 ROOT = Path(__file__).resolve().parents[1]

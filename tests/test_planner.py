@@ -122,6 +122,20 @@ def test_precondition_checks_let_a_replan_that_starts_over_succeed(coffee):
     assert results[True].success and results[True].replans == 1
 
 
+def test_ground_ids_turns_an_id_the_prompt_never_showed_into_its_class(coffee):
+    """A tuned model copies a retrieved example's ids (``Mug_99``), which this scene lacks."""
+    copied = GOOD.replace('InteractionObject("Mug")', 'InteractionObject("Mug", object_instance="Mug_99")')
+    runs = {}
+    for ground in (False, True):
+        agent, llm = planner([copied, copied], None, mode="zero_shot", max_replans=1, ground_ids=ground)
+        runs[ground] = agent.run_episode(coffee, sim_for(coffee))
+    assert not runs[False].success and "Mug_99" in runs[False].errors[0]
+    assert runs[True].success and "Mug_99" not in runs[True].programs[0]
+    assert 'InteractionObject("Mug")' in runs[True].programs[0]
+    with pytest.raises(ValueError, match="ground_ids applies to the program modes"):
+        PlannerConfig(mode="copy", ground_ids=True).validate()
+
+
 def test_malformed_output_reask_then_failed_attempt(coffee):
     agent, _ = planner(["no code here", "still nothing", "garbage", GOOD], None, mode="zero_shot", max_replans=1)
     res = agent.run_episode(coffee, sim_for(coffee))

@@ -39,6 +39,7 @@ from icalkit.agents.context import (
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
+from icalkit.agents.grounding import ground_program, shown_ids
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
 from icalkit.agents.parsing import ParseError, parse_sections
 from icalkit.agents.plan_prompts import (
@@ -72,6 +73,10 @@ class PlannerConfig:
         precondition_checks: the executor repairs failed pre-conditions as HELPER's does (no-op
             for a state that already holds, put down before picking up, open before placing
             inside); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
+        ground_ids: drop the object ids that the prompt does not show from the model's programs
+            (:func:`~icalkit.agents.grounding.ground_program`: the class is resolved instead), the
+            rule every fine-tuning target follows; program modes only (not ``copy``, which runs
+            the example as it is, nor ``flat``).
     """
 
     mode: str = "ical"
@@ -83,6 +88,7 @@ class PlannerConfig:
     oracle_goal_feedback: bool = False
     max_state_objects: int = 25
     precondition_checks: bool = False
+    ground_ids: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -92,6 +98,8 @@ class PlannerConfig:
                              f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
         if self.max_state_objects < 1:
             raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
+        if self.ground_ids and self.mode in ("copy", "flat"):
+            raise ValueError(f"planner.ground_ids applies to the program modes, not {self.mode!r}")
 
 
 @dataclass
@@ -296,8 +304,11 @@ class Planner:
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
+        prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else None
         for attempt in range(self.cfg.max_replans + 1):
             program = self._program_of(answer)
+            if program is not None and self.cfg.ground_ids:  # the prompt this answer came from
+                program = ground_program(program, shown_ids(prompt))
             if program is None:
                 failed += 1
                 error = f"the answer could not be read ({answer.error})"

@@ -27,15 +27,13 @@ from typing import Any
 from icalkit.agents.context import retrieval_state
 from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import action_feedback, goal_feedback
+from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
 from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
 MISTAKES = ("skip_open", "wrong_object", "missing_step")
-_INSTANCE = re.compile(r',\s*object_instance="([^"]+)"')
-_PARENT_STR = re.compile(r',\s*parent_object="([^"]+)"')
-_ID = re.compile(r'"([A-Z][A-Za-z]+_\d+)"')
 _DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
 
 
@@ -110,27 +108,6 @@ class PairConfig:
 
     def training_types(self) -> list[str]:
         return [t for t in self.task_types if t not in self.heldout_types]
-
-
-_EXAMPLES_SECTION = re.compile(r"Solved examples:.*?\n\n(?=New task:|Task:)", re.S)
-
-
-def shown_ids(prompt: list[dict]) -> set[str]:
-    """Object ids (``Mug_2``) that the prompt shows for the task itself: anywhere in its text
-    except the retrieved examples, whose ids belong to other scenes."""
-    text = _EXAMPLES_SECTION.sub("", " ".join(m["content"] for m in prompt))
-    return set(re.findall(r"\b[A-Z][A-Za-z]+_\d+\b", text))
-
-
-def ground_program(program: str, ids: set[str]) -> str:
-    """Drop every ``object_instance``/string ``parent_object`` id not in ``ids`` (class only)."""
-    keep = lambda m: m.group(0) if m.group(1) in ids else ""  # noqa: E731
-    return _PARENT_STR.sub(keep, _INSTANCE.sub(keep, program))
-
-
-def ungrounded_ids(program: str, ids: set[str]) -> list[str]:
-    """Quoted instance ids in ``program`` that the prompt never shows."""
-    return sorted(set(_ID.findall(program)) - ids)
 
 
 def completion_text(program: str) -> str:

@@ -1,0 +1,33 @@
+"""Object ids a planner prompt shows, and programs grounded in them.
+
+A model can only learn or use ids its prompt shows: a fine-tuning target names no other id, and
+with ``planner.ground_ids`` the deployed planner holds the model's programs to the same rule (an
+id it copied from a retrieved example of another scene becomes a class the executor resolves).
+"""
+
+from __future__ import annotations
+
+import re
+
+_INSTANCE = re.compile(r',\s*object_instance="([^"]+)"')
+_PARENT_STR = re.compile(r',\s*parent_object="([^"]+)"')
+_ID = re.compile(r'"([A-Z][A-Za-z]+_\d+)"')
+_EXAMPLES_SECTION = re.compile(r"Solved examples:.*?\n\n(?=New task:|Task:)", re.S)
+
+
+def shown_ids(prompt: list[dict]) -> set[str]:
+    """Object ids (``Mug_2``) that the prompt shows for the task itself: anywhere in its text
+    except the retrieved examples, whose ids belong to other scenes."""
+    text = _EXAMPLES_SECTION.sub("", " ".join(m["content"] for m in prompt))
+    return set(re.findall(r"\b[A-Z][A-Za-z]+_\d+\b", text))
+
+
+def ground_program(program: str, ids: set[str]) -> str:
+    """Drop every ``object_instance``/string ``parent_object`` id not in ``ids`` (class only)."""
+    keep = lambda m: m.group(0) if m.group(1) in ids else ""  # noqa: E731
+    return _PARENT_STR.sub(keep, _INSTANCE.sub(keep, program))
+
+
+def ungrounded_ids(program: str, ids: set[str]) -> list[str]:
+    """Quoted instance ids in ``program`` that the prompt never shows."""
+    return sorted(set(_ID.findall(program)) - ids)
