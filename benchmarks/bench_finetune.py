@@ -172,16 +172,22 @@ def phase_serve(args: argparse.Namespace) -> dict:
                         "max_new_tokens": args.new_tokens, "load_average_1m": os.getloadavg()[0], **out}}
 
 
+TRAIN_KEYS = ("precision", "prompt_grad", "train_pairs", "global_step", "max_steps", "tokens_seen", "wall_s",
+              "train_tokens_per_s", "peak_rss_gb", "train_loss", "eval_loss", "stopped_because")
+
+
 def phase_eval(args: argparse.Namespace) -> dict:
     """Trained-type vs held-out-type figures of ``icalkit eval`` runs (their episodes.jsonl).
 
     The pair settings (which types were trained) come from the fine-tune's ``data/stats.json``.
     """
     trained = set(json.loads((Path(args.finetune_dir) / "data" / "stats.json").read_text())["by_type"])
+    summary = json.loads((Path(args.finetune_dir) / "train_summary.json").read_text())
     methods = method_figures(args.eval_dirs, trained)
     best = methods[args.recommended]
     evaluation = {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
-                  "finetune_dir": args.finetune_dir, "eval_dirs": args.eval_dirs,
+                  "finetune_dir": args.finetune_dir, "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
+                  "eval_dirs": args.eval_dirs,
                   "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods}
     # an evaluation of other runs is kept (its run folders may be gone), not overwritten
     old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
@@ -213,7 +219,8 @@ def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
         for group, recs in groups.items():
             agg = aggregate(Episode.from_record(r) for r in recs)
             methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
-                                    "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"]}
+                                    "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"],
+                                    "episode_wall_s_mean": round(sum(r["wall_s"] for r in recs) / max(len(recs), 1), 1)}
         print(name, methods[name])
     return methods
 
@@ -224,10 +231,8 @@ def phase_demo(args: argparse.Namespace) -> dict:
     summary = json.loads((root / "finetune" / "train_summary.json").read_text())
     stats = json.loads((root / "finetune" / "data" / "stats.json").read_text())
     methods = method_figures([str(root / "eval")], set(stats["by_type"]))
-    keys = ("precision", "prompt_grad", "train_pairs", "global_step", "max_steps", "tokens_seen", "wall_s",
-            "train_tokens_per_s", "peak_rss_gb", "train_loss", "stopped_because")
     return {"demo": {"dir": str(root), "cpu": cpu_model(), "types": sorted(stats["by_type"]),
-                     "finetune": {k: summary.get(k) for k in keys},
+                     "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
                      "methods": {m: f["trained_types"] for m, f in methods.items()}}}
 
 
