@@ -90,17 +90,21 @@ def _tuned_folder(cfg: finetune_cmd.Config) -> str:
 
 def _methods(cfg: Config, types: str) -> list[str]:
     """The before/after methods: untuned vs fine-tuned with the same prompts (+ the copy baseline
-    when the prompts carry retrieved demonstrations)."""
+    when the prompts carry retrieved demonstrations), all on the same executor (HELPER's
+    pre-condition checks), the models' programs grounded in their prompts' ids and cut at a loop
+    (as configs/methods/finetuned_retrieval.yaml deploys the tuned planner)."""
     k = cfg.finetune.data.k
-    planner = f"planner: {{mode: ical, k: {k}, max_replans: 3}}\nmemory: {cfg.memory.memory.path}\n" if k else \
-        "planner: {mode: zero_shot, max_replans: 3}\n"
+    checks = "precondition_checks: true"
+    mode = f"mode: ical, k: {k}" if k else "mode: zero_shot"
+    planner = f"planner: {{{mode}, max_replans: 3, {checks}, ground_ids: true}}\nloop_repeats: 3\n"
+    memory = f"memory: {cfg.memory.memory.path}\n" if k else ""
     with_what = f" + {k} retrieved raw demonstration(s)" if k else ", zero-shot prompt"
-    methods = [_method_file(cfg.out_dir, "untuned", f"description: SmolLM2-135M as shipped{with_what}\n{planner}")]
+    methods = [_method_file(cfg.out_dir, "untuned", f"description: SmolLM2-135M as shipped{with_what}\n{planner}{memory}")]
     if k:
         methods.append(_method_file(cfg.out_dir, "copy", "description: the top retrieved demonstration's program run as "
-                                    f"it is (no model)\nplanner: {{mode: copy, k: 1}}\nmemory: {cfg.memory.memory.path}\n"))
+                                    f"it is (no model)\nplanner: {{mode: copy, k: 1, {checks}}}\n{memory}"))
     methods.append(_method_file(cfg.out_dir, "fine_tuned", f"description: fine-tuned in stage 4 ({types}){with_what}\n"
-                                f"{planner}llm: {{model: {_tuned_folder(cfg.finetune)}}}\n"))
+                                f"{planner}{memory}llm: {{model: {_tuned_folder(cfg.finetune)}}}\n"))
     return methods
 
 
