@@ -28,7 +28,7 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
-       python benchmarks/bench_finetune.py demo [--demo-dir runs/demo]
+       python benchmarks/bench_finetune.py demo [--demo-dir runs/demo] [--demo-wall-s SECONDS]
        python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
 """
 
@@ -226,12 +226,14 @@ def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
 
 
 def phase_demo(args: argparse.Namespace) -> dict:
-    """The last `make demo` (``--demo-dir``): its fine-tune's summary and its before/after table."""
+    """The last `make demo` (``--demo-dir``): its fine-tune's summary and its before/after table,
+    with its end-to-end wall time when given (``--demo-wall-s``: `time make demo` on a fresh folder)."""
     root = Path(args.demo_dir)
     summary = json.loads((root / "finetune" / "train_summary.json").read_text())
     stats = json.loads((root / "finetune" / "data" / "stats.json").read_text())
     methods = method_figures([str(root / "eval")], set(stats["by_type"]))
     return {"demo": {"dir": str(root), "cpu": cpu_model(), "types": sorted(stats["by_type"]),
+                     "wall_s": args.demo_wall_s,
                      "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
                      "methods": {m: f["trained_types"] for m, f in methods.items()}}}
 
@@ -253,6 +255,7 @@ def main() -> None:
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     parser.add_argument("--demo-dir", default="runs/demo")
+    parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
     phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "demo": phase_demo}
     figures = phases[args.phase](args)
