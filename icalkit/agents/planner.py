@@ -260,17 +260,18 @@ class Planner:
                                     actions=action_space_text(with_stop=False), objects=self._objects(executor, True))
 
     def propose(self, task: Task, executor: Executor, sets: list[list[Any]], stats: CallStats,
-                scores: list[float]) -> tuple[Answer, list[Any]]:
-        """First answer (re-ranked over the retrieval sets in ``rerank`` mode) and its examples."""
+                scores: list[float]) -> tuple[Answer, list[Any], list[dict]]:
+        """First answer (re-ranked over the retrieval sets in ``rerank`` mode), its examples and the
+        prompt it answered (empty in ``copy`` mode)."""
         if self.cfg.mode == "copy":
             ex = sets[0][0] if sets[0] else None
             program = (ex.revised_program or ex.demo_program) if ex is not None else ""
             return (Answer({"Program": program}, program) if program.strip()
-                    else Answer(None, "", "no example was retrieved to copy")), sets[0]
+                    else Answer(None, "", "no example was retrieved to copy")), sets[0], []
         prompts = [self._first_prompt(task, executor, s) for s in sets]
         answers = self.llm.ask(prompts, self._parse, self.t_plan.prompt_id, [stats] * len(prompts))
         if len(answers) == 1:
-            return answers[0], sets[0]
+            return answers[0], sets[0], prompts[0]
         parsed = [i for i, a in enumerate(answers) if a.value is not None]
         score_prompts = [self.t_score.render(task=task_text(task, self.cfg.use_dialogue),
                                              state=self._state(executor, task), answer=answers[i].text)
@@ -280,7 +281,7 @@ class Planner:
         by_index = {i: (r.value if r.value is not None else 0.0) for i, r in zip(parsed, rated, strict=True)}
         scores += [by_index.get(i, -1.0) for i in range(len(answers))]
         best = max(range(len(answers)), key=lambda i: (by_index.get(i, -1.0), -i))
-        return answers[best], sets[best]
+        return answers[best], sets[best], prompts[best]
 
     # ---------------------------------------------------------------- the episode
     def run_episode(self, task: Task, env: Any, ref_len: int | None = None, frame: Any = None) -> EpisodeResult:
@@ -299,12 +300,11 @@ class Planner:
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame)
         scores: list[float] = []
-        answer, examples = self.propose(task, executor, sets, stats, scores)
+        answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
         programs, errors, failed, replans = [], [], 0, 0
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
-        prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else None
         for attempt in range(self.cfg.max_replans + 1):
             program = self._program_of(answer)
             if program is not None and self.cfg.ground_ids:  # the prompt this answer came from

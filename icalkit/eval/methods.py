@@ -15,6 +15,7 @@ from typing import Any
 
 from icalkit.agents.planner import PlannerConfig
 from icalkit.config import ConfigError, load_config
+from icalkit.models.llm.base import check_loop_repeats
 from icalkit.models.llm.factory import LLMConfig
 
 METHODS_DIR = Path(__file__).resolve().parents[2] / "configs" / "methods"
@@ -60,8 +61,7 @@ class MethodConfig:
     def validate(self) -> None:
         if self.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0 (0: the evaluation's), got {self.max_new_tokens}")
-        if self.loop_repeats < 0 or self.loop_repeats == 1:
-            raise ValueError(f"loop_repeats must be 0 (off) or >= 2, got {self.loop_repeats}")
+        check_loop_repeats(self.loop_repeats)
         if self.memory_limit is not None and self.memory_limit < 0:
             raise ValueError(f"memory_limit must be >= 0, got {self.memory_limit}")
         if not self.type_vote >= 0:

@@ -139,6 +139,12 @@ def check_prompt(prompt: Any, index: int) -> Prompt:
     return [dict(m) for m in prompt]
 
 
+def check_loop_repeats(value: Any) -> None:
+    """Raise ValueError unless ``value`` is 0 (no loop cut) or an int >= 2."""
+    if not isinstance(value, int) or value < 0 or value == 1:
+        raise ValueError(f"loop_repeats must be 0 (off) or >= 2, got {value!r}")
+
+
 def make_params(
     max_new_tokens: int, temperature: float, stop: list[str] | None, n: int, seed: int, loop_repeats: int = 0
 ) -> SamplingParams:
@@ -156,8 +162,7 @@ def make_params(
     stop = list(stop or [])
     if any(not isinstance(s, str) or not s for s in stop):
         raise ValueError(f"stop must be a list of non-empty strings, got {stop!r}")
-    if not isinstance(loop_repeats, int) or loop_repeats < 0 or loop_repeats == 1:
-        raise ValueError(f"loop_repeats must be 0 (off) or >= 2, got {loop_repeats!r}")
+    check_loop_repeats(loop_repeats)
     return SamplingParams(int(max_new_tokens), float(temperature), tuple(stop), n, int(seed), loop_repeats)
 
 

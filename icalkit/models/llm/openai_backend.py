@@ -190,6 +190,6 @@ class OpenAILLM(LLM):
             texts=[t for t, _ in done], prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             latency_s=timer.elapsed, model=self.model_name, backend=self.backend,
-            finish_reasons=[("loop" if cut == "loop" else None) or c.finish_reason or "stop"
+            finish_reasons=["loop" if cut == "loop" else c.finish_reason or "stop"
                             for (_, cut), c in zip(done, resp.choices, strict=True)],
         )

@@ -118,7 +118,7 @@ class VLLMLLM(LLM):
                 prompt_tokens=len(out.prompt_token_ids or []),
                 completion_tokens=sum(len(c.token_ids) for c in out.outputs),
                 latency_s=timer.elapsed, model=self.model_name, backend=self.backend,
-                finish_reasons=[("loop" if cut == "loop" else None) or c.finish_reason or "stop"
+                finish_reasons=["loop" if cut == "loop" else c.finish_reason or "stop"
                                 for (_, cut), c in zip(done, out.outputs, strict=True)],
             ))
         return gens
