@@ -13,6 +13,7 @@ from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import HumanFeedback, action_feedback, goal_feedback, program_feedback
 from icalkit.agents.sandbox import SandboxLimits
 from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.envs.household.actions import INTERACTIONS
 from icalkit.envs.household.navigation import path_to_object
 from icalkit.envs.household.scene import generate_scene
 from icalkit.envs.household.simulator import Simulator
@@ -131,6 +132,45 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     # a call that cannot apply still fails: a mug cannot be closed, however its state reads
     trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message
+
+
+def test_precondition_checks_fetch_a_knife_and_slice_before_a_piece_is_named(kitchen: World) -> None:
+    # HELPER's checks: a piece named before its object was sliced slices it first, a slice without
+    # a knife in hand fetches one, an object in a closed cabinet is taken out after opening it
+    program = ("bread = InteractionObject('Bread')\n"
+               "toast = InteractionObject('BreadSliced', parent_object=bread)\n"
+               "toaster = InteractionObject('Toaster')\n"
+               "toast.pickup_and_place(toaster)\n"
+               "toaster.toggle_on()\n")
+    strict = executor(kitchen).run(program, toast_task())
+    assert strict.failure.line == 4 and "No BreadSliced has been found" in strict.failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program, toast_task())
+    assert trace.failure is None and trace.success, trace.failure
+    done = [(p.action, p.target.split("_")[0]) for p in trace.calls[0].primitives if p.action in INTERACTIONS]
+    assert done == [("Pickup", "Knife"), ("Open", "Cabinet"), ("Slice", "Bread"), ("Place", "CounterTop"),
+                    ("Pickup", "BreadSliced"), ("Place", "Toaster")], done
+    assert ex.sim.world.held is None or ex.sim.world.objects[ex.sim.world.held].object_type != "BreadSliced"
+
+
+def test_precondition_checks_slice_without_a_knife_and_pickup_from_a_closed_cabinet(kitchen: World) -> None:
+    program = "bread = InteractionObject('Bread')\nbread.slice()\n"
+    strict = executor(kitchen).run(program)
+    assert strict.failure.line == 2 and "need to hold a knife" in strict.failure.message
+    trace = executor(kitchen, precondition_checks=True).run(program)
+    assert trace.failure is None, trace.failure
+    assert [p.action for p in trace.calls[0].primitives if p.action in ("Pickup", "Open", "Slice")] == \
+        ["Pickup", "Open", "Slice"]
+    program = "bread = InteractionObject('Bread')\nbread.pickup()\n"
+    strict = executor(kitchen).run(program)
+    assert strict.failure.line == 2
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None and ex.sim.world.objects[ex.sim.world.held].object_type == "Bread"
+    # a query never acts: a piece that does not exist yet is not sliced into being by a check
+    query = "toast = InteractionObject('BreadSliced')\nok = toast.check_attribute('toasted', True)\n"
+    trace = executor(kitchen, precondition_checks=True).run(query)
+    assert trace.failure is not None and "No BreadSliced has been found" in trace.failure.message
 
 
 def test_full_receptacle_message(kitchen: World) -> None:

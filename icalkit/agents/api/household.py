@@ -13,7 +13,7 @@ import difflib
 from typing import Any, ClassVar
 
 from icalkit.agents.api.runtime import ActionFailed, ApiRuntime, ApiUsageError
-from icalkit.envs.household.catalog import OBJECT_TYPES
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 from icalkit.envs.household.receptacles import CLOSED_BLOCKS, can_hold
 from icalkit.envs.household.state import SimObject
 
@@ -73,7 +73,9 @@ class InteractionObject:
     def _id(self) -> str:
         return self._resolve().object_id
 
-    def _resolve(self) -> SimObject:
+    def _resolve(self, repair: bool = True) -> SimObject:
+        """The object this names; with pre-condition checks (``repair``), a piece named before its
+        object was sliced (``TomatoSliced``) slices that object first, as HELPER's executor does."""
         world = self.runtime.world
         if self.object_instance is not None:
             obj = world.objects.get(self.object_instance)
@@ -85,7 +87,11 @@ class InteractionObject:
         if self.parent_object is not None:
             parent_id = self._parent_id()
             from_parent = [o for o in candidates if o.sliced_from == parent_id]
+            if not from_parent and repair and _slice_first(self.runtime, self.object_class, parent_id):
+                return self._resolve(repair=False)
             candidates = from_parent or [o for o in candidates if o.sliced_from]
+        elif not candidates and repair and _slice_first(self.runtime, self.object_class, None):
+            return self._resolve(repair=False)
         if not candidates:
             raise ActionFailed(f"No {self.object_class} has been found.")
         obj = candidates[0]
@@ -118,11 +124,11 @@ class InteractionObject:
         """Pick up the object (the agent's hand must be empty)."""
         with self._record("pickup"):
             obj, rt = self._resolve(), self.runtime
-            if rt.config.precondition_checks and rt.world.held is not None:
+            if rt.config.precondition_checks:
                 if rt.world.held == obj.object_id:
                     return
-                held = rt.world.objects[rt.world.held]
-                rt.interact("Place", _free_surface(rt, held))
+                _take(rt, obj)
+                return
             rt.interact("Pickup", obj)
 
     def place(self, receptacle: InteractionObject) -> None:
@@ -177,7 +183,11 @@ class InteractionObject:
     def slice(self) -> None:
         """Slice the object (the agent must hold a knife)."""
         with self._record("slice"):
-            self.runtime.interact("Slice", self._resolve())
+            obj, rt = self._resolve(), self.runtime
+            if rt.config.precondition_checks:
+                _slice(rt, obj)
+                return
+            rt.interact("Slice", obj)
 
     def pour(self, target: InteractionObject) -> None:
         """Pour the liquid in the held object into the target."""
@@ -189,11 +199,14 @@ class InteractionObject:
 
     def _set_state(self, action: str, field_name: str, want: bool) -> None:
         """Apply a state-changing action; with precondition checks, a no-op when the state holds."""
-        obj = self._resolve()
+        obj, rt = self._resolve(), self.runtime
         capable = obj.type.openable if field_name == "is_open" else obj.type.toggleable
-        if self.runtime.config.precondition_checks and capable and getattr(obj, field_name) == want:
-            return
-        self.runtime.interact(action, obj)
+        if rt.config.precondition_checks and capable:
+            if getattr(obj, field_name) == want:
+                return
+            if action == "ToggleOn" and obj.type.openable and obj.is_open:
+                rt.interact("Close", obj)  # a microwave runs closed
+        rt.interact(action, obj)
 
     def check_attribute(self, attr: str, value: Any) -> bool:
         """Whether the object's attribute (holding, sliced, dirty, ...) equals the value."""
@@ -221,7 +234,7 @@ class InteractionObject:
         if attr == "sliced" and oid is not None and oid not in self.runtime.world.objects:
             if any(o.sliced_from == oid for o in self.runtime.world.objects.values()):
                 return None
-        return self._resolve()
+        return self._resolve(repair=False)  # a query never acts
 
 
 def _attribute(attr: Any) -> str:
@@ -234,6 +247,59 @@ def _check_object(value: Any, method: str) -> InteractionObject:
     if not isinstance(value, InteractionObject):
         raise ApiUsageError(f"{method}() expects an InteractionObject, got {type(value).__name__}")
     return value
+
+
+def _take(rt: ApiRuntime, obj: SimObject) -> None:
+    """Pick ``obj`` up as HELPER's checks do: put down what is in hand first, and open the closed
+    container it sits in (the simulator's own pickup would fail on both)."""
+    if rt.world.held is not None:
+        rt.interact("Place", _free_surface(rt, rt.world.objects[rt.world.held]))
+    _open_container_of(rt, obj)
+    rt.interact("Pickup", obj)
+
+
+def _open_container_of(rt: ApiRuntime, obj: SimObject) -> None:
+    """Open the closed container ``obj`` sits in, so that it can be reached."""
+    container = rt.world.objects.get(obj.parent) if obj.parent else None
+    if container is not None and container.object_type in CLOSED_BLOCKS and not container.is_open:
+        rt.interact("Open", container)
+
+
+def _hold_knife(rt: ApiRuntime) -> None:
+    """HELPER's check before a slice: fetch the nearest knife unless one is in hand (none known:
+    the slice fails with the simulator's own message)."""
+    held = rt.world.objects.get(rt.world.held) if rt.world.held else None
+    if held is not None and held.object_type in KNIVES:
+        return
+    knives = [k for kind in KNIVES for k in rt.candidates(kind)]
+    if knives:
+        _take(rt, knives[0])
+
+
+def _slice_first(rt: ApiRuntime, piece_class: str, parent_id: str | None) -> bool:
+    """HELPER's check for a piece named before its object was sliced: slice that object (the
+    given parent, else the one the program already names, else the nearest); False when there is
+    nothing to slice (the caller then reports the missing piece)."""
+    if not rt.config.precondition_checks:
+        return False
+    sources = [s for s, (piece, _) in SLICE_PRODUCTS.items() if piece == piece_class]
+    if parent_id is not None:
+        whole = [o for o in (rt.world.objects.get(parent_id),) if o is not None]
+    else:
+        whole = sorted((o for s in sources for o in rt.candidates(s)),
+                       key=lambda o: o.object_id not in rt.claimed)
+    whole = [o for o in whole if o.object_type in sources and not o.is_sliced]
+    if not whole:
+        return False
+    _slice(rt, whole[0])
+    return True
+
+
+def _slice(rt: ApiRuntime, obj: SimObject) -> None:
+    """Slice ``obj`` with the checks: a knife in hand, the object out of its closed container."""
+    _hold_knife(rt)
+    _open_container_of(rt, obj)
+    rt.interact("Slice", obj)
 
 
 def _free_surface(runtime: ApiRuntime, held: SimObject) -> SimObject:

@@ -48,8 +48,11 @@ class ApiConfig:
         precondition_checks: HELPER's pre-condition checks in the executor: an ``open`` /
             ``close`` / ``toggle_on`` / ``toggle_off`` whose state already holds and a ``pickup``
             of the object already held are no-ops; a ``pickup`` with another object in hand puts
-            that one down first; a ``place`` into a closed container opens it first. Off: every
-            call sends its primitive and fails as TEACh's simulator does.
+            that one down first, and one from a closed container opens it; a ``place`` into a
+            closed container opens it first; a ``slice`` without a knife in hand fetches the
+            nearest knife; a piece named before its object was sliced (``TomatoSliced``) slices
+            that object first; ``toggle_on`` of an open microwave closes it. Off: every call
+            sends its primitive and fails as TEACh's simulator does.
     """
 
     max_steps: int = TEACH_MAX_STEPS
