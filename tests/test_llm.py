@@ -270,6 +270,9 @@ def test_cache_never_replays_answers_of_other_weights_in_the_same_folder(tiny_mo
     key = with_adapter.cache_identity()
     lora.save_pretrained(tmp_path / "adapter")  # the same adapter folder written again
     assert HFLLM(folder, adapter=tmp_path / "adapter", chat_template=False).cache_identity() != key
+    # the same files loaded in another precision answer differently: another key
+    assert "dtype" not in HFLLM(folder, chat_template=False).cache_identity()
+    assert HFLLM(folder, chat_template=False, dtype="bfloat16").cache_identity()["dtype"] == "bfloat16"
 
 
 # --- factory, config, model folders, adapters -------------------------------------------------

@@ -174,12 +174,16 @@ class HFLLM(LLM):
         self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
 
     def cache_identity(self) -> dict[str, Any]:
-        """Backend, model path, adapter and the stamp of the files the weights were loaded from."""
+        """Backend, model path, adapter, the stamp of the files the weights were loaded from and
+        their precision when it is not float32 (bf16 weights answer differently)."""
         ident = super().cache_identity()
         if self.adapter is not None:
             ident["adapter"] = str(self.adapter)
         if self.weights_stamp:
             ident["weights"] = self.weights_stamp
+        dtype = str(next(self.model.parameters()).dtype).removeprefix("torch.")
+        if dtype != "float32":  # float32 keys stay as they were before precision was recorded
+            ident["dtype"] = dtype
         return ident
 
     def render(self, prompt: Prompt) -> str:
