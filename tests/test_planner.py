@@ -132,8 +132,23 @@ def test_ground_ids_turns_an_id_the_prompt_never_showed_into_its_class(coffee):
     assert not runs[False].success and "Mug_99" in runs[False].errors[0]
     assert runs[True].success and "Mug_99" not in runs[True].programs[0]
     assert 'InteractionObject("Mug")' in runs[True].programs[0]
-    with pytest.raises(ValueError, match="ground_ids applies to the program modes"):
-        PlannerConfig(mode="copy", ground_ids=True).validate()
+    with pytest.raises(ValueError, match="ground_ids applies to programs, not to flat plans"):
+        PlannerConfig(mode="flat", ground_ids=True).validate()
+
+
+def test_grounded_copy_runs_the_retrieved_program_with_its_scene_ids_as_classes(coffee, tmp_path):
+    """The copy baseline runs another scene's program; grounded, its ids become classes."""
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    program = GOOD.split("```python\n")[1].split("```")[0].replace(
+        'InteractionObject("Mug")', 'InteractionObject("Mug", object_instance="Mug_99")')
+    mem = ExampleMemory(tmp_path / "m.db", SentenceTransformerEmbedder())
+    mem.add_many([Example(task_id="train/coffee/0", task_type="Coffee", instruction="Make coffee",
+                          revised_program=program)])
+    runs = {ground: Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=ground)).run_episode(
+        coffee, sim_for(coffee)) for ground in (False, True)}
+    assert not runs[False].success and "Mug_99" in runs[False].errors[0]
+    assert runs[True].success and runs[True].programs == [program.replace(', object_instance="Mug_99"', "")]
 
 
 def test_malformed_output_reask_then_failed_attempt(coffee):

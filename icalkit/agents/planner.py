@@ -76,8 +76,9 @@ class PlannerConfig:
             naming a piece); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
         ground_ids: drop the object ids that the prompt does not show from the model's programs
             (:func:`~icalkit.agents.grounding.ground_program`: the class is resolved instead), the
-            rule every fine-tuning target follows; program modes only (not ``copy``, which runs
-            the example as it is, nor ``flat``).
+            rule every fine-tuning target follows; in ``copy`` mode, from the copied program (the
+            ids of the example's own scene become classes: the grounded copy baseline, what the
+            tuned planner must beat); not ``flat``.
     """
 
     mode: str = "ical"
@@ -99,8 +100,8 @@ class PlannerConfig:
                              f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
         if self.max_state_objects < 1:
             raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
-        if self.ground_ids and self.mode in ("copy", "flat"):
-            raise ValueError(f"planner.ground_ids applies to the program modes, not {self.mode!r}")
+        if self.ground_ids and self.mode == "flat":
+            raise ValueError("planner.ground_ids applies to programs, not to flat plans (mode 'flat')")
 
 
 @dataclass
@@ -263,12 +264,14 @@ class Planner:
     def propose(self, task: Task, executor: Executor, sets: list[list[Any]], stats: CallStats,
                 scores: list[float]) -> tuple[Answer, list[Any], list[dict]]:
         """First answer (re-ranked over the retrieval sets in ``rerank`` mode), its examples and the
-        prompt it answered (empty in ``copy`` mode)."""
+        prompt it answered (in ``copy`` mode the prompt a model would have had, for ``ground_ids``;
+        else empty)."""
         if self.cfg.mode == "copy":
             ex = sets[0][0] if sets[0] else None
             program = (ex.revised_program or ex.demo_program) if ex is not None else ""
+            prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
             return (Answer({"Program": program}, program) if program.strip()
-                    else Answer(None, "", "no example was retrieved to copy")), sets[0], []
+                    else Answer(None, "", "no example was retrieved to copy")), sets[0], prompt
         prompts = [self._first_prompt(task, executor, s) for s in sets]
         answers = self.llm.ask(prompts, self._parse, self.t_plan.prompt_id, [stats] * len(prompts))
         if len(answers) == 1:
