@@ -266,12 +266,13 @@ def _open_container_of(rt: ApiRuntime, obj: SimObject) -> None:
 
 
 def _hold_knife(rt: ApiRuntime) -> None:
-    """HELPER's check before a slice: fetch the nearest knife unless one is in hand (none known:
-    the slice fails with the simulator's own message)."""
+    """HELPER's check before a slice: fetch a knife unless one is in hand — the one the program
+    already named, else the best candidate (none known: the slice fails with the simulator's own
+    message)."""
     held = rt.world.objects.get(rt.world.held) if rt.world.held else None
     if held is not None and held.object_type in KNIVES:
         return
-    knives = [k for kind in KNIVES for k in rt.candidates(kind)]
+    knives = sorted((k for kind in KNIVES for k in rt.candidates(kind)), key=lambda k: k.object_id not in rt.claimed)
     if knives:
         _take(rt, knives[0])
 
