@@ -89,10 +89,10 @@ def _tuned_folder(cfg: finetune_cmd.Config) -> str:
 
 
 def _methods(cfg: Config, types: str) -> list[str]:
-    """The before/after methods: untuned vs fine-tuned with the same prompts (+ the copy baseline
-    when the prompts carry retrieved demonstrations), all on the same executor (HELPER's
-    pre-condition checks), the models' programs grounded in their prompts' ids and cut at a loop
-    (as configs/methods/finetuned_retrieval.yaml deploys the tuned planner)."""
+    """The before/after methods: untuned vs fine-tuned with the same prompts (+ the grounded copy
+    baseline when the prompts carry retrieved demonstrations), all on the same executor (HELPER's
+    pre-condition checks), every program grounded in its prompt's ids and the models' answers cut
+    at a loop (as configs/methods/finetuned_retrieval.yaml deploys the tuned planner)."""
     k = cfg.finetune.data.k
     checks = "precondition_checks: true"
     mode = f"mode: ical, k: {k}" if k else "mode: zero_shot"
@@ -102,7 +102,8 @@ def _methods(cfg: Config, types: str) -> list[str]:
     methods = [_method_file(cfg.out_dir, "untuned", f"description: SmolLM2-135M as shipped{with_what}\n{planner}{memory}")]
     if k:
         methods.append(_method_file(cfg.out_dir, "copy", "description: the top retrieved demonstration's program run as "
-                                    f"it is (no model)\nplanner: {{mode: copy, k: 1, {checks}}}\n{memory}"))
+                                    "it is, its own scene's ids as classes (no model)\n"
+                                    f"planner: {{mode: copy, k: 1, {checks}, ground_ids: true}}\n{memory}"))
     methods.append(_method_file(cfg.out_dir, "fine_tuned", f"description: fine-tuned in stage 4 ({types}){with_what}\n"
                                 f"{planner}{memory}llm: {{model: {_tuned_folder(cfg.finetune)}}}\n"))
     return methods
