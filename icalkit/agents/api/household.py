@@ -84,14 +84,12 @@ class InteractionObject:
                                    f"exists or was never in this room.")
             return obj
         candidates = self.runtime.candidates(self.object_class)
-        if self.parent_object is not None:
-            parent_id = self._parent_id()
-            from_parent = [o for o in candidates if o.sliced_from == parent_id]
-            if not from_parent and repair and _slice_first(self.runtime, self.object_class, parent_id):
-                return self._resolve(repair=False)
-            candidates = from_parent or [o for o in candidates if o.sliced_from]
-        elif not candidates and repair and _slice_first(self.runtime, self.object_class, None):
+        parent_id = self._parent_id() if self.parent_object is not None else None
+        own = [o for o in candidates if o.sliced_from == parent_id] if parent_id else candidates
+        if not own and repair and _slice_first(self.runtime, self.object_class, parent_id):
             return self._resolve(repair=False)
+        if parent_id:
+            candidates = own or [o for o in candidates if o.sliced_from]
         if not candidates:
             raise ActionFailed(f"No {self.object_class} has been found.")
         obj = candidates[0]
@@ -272,9 +270,14 @@ def _hold_knife(rt: ApiRuntime) -> None:
     held = rt.world.objects.get(rt.world.held) if rt.world.held else None
     if held is not None and held.object_type in KNIVES:
         return
-    knives = sorted((k for kind in KNIVES for k in rt.candidates(kind)), key=lambda k: k.object_id not in rt.claimed)
+    knives = _named_first(rt, [k for kind in KNIVES for k in rt.candidates(kind)])
     if knives:
         _take(rt, knives[0])
+
+
+def _named_first(rt: ApiRuntime, objs: list[SimObject]) -> list[SimObject]:
+    """``objs`` with those the program already named (claimed) first, otherwise in their order."""
+    return sorted(objs, key=lambda o: o.object_id not in rt.claimed)
 
 
 def _slice_first(rt: ApiRuntime, piece_class: str, parent_id: str | None) -> bool:
@@ -287,8 +290,7 @@ def _slice_first(rt: ApiRuntime, piece_class: str, parent_id: str | None) -> boo
     if parent_id is not None:
         whole = [o for o in (rt.world.objects.get(parent_id),) if o is not None]
     else:
-        whole = sorted((o for s in sources for o in rt.candidates(s)),
-                       key=lambda o: o.object_id not in rt.claimed)
+        whole = _named_first(rt, [o for s in sources for o in rt.candidates(s)])
     whole = [o for o in whole if o.object_type in sources and not o.is_sliced]
     if not whole:
         return False
