@@ -173,6 +173,35 @@ def test_precondition_checks_slice_without_a_knife_and_pickup_from_a_closed_cabi
     assert trace.failure is not None and "No BreadSliced has been found" in trace.failure.message
 
 
+def test_precondition_checks_let_a_restarted_program_reach_what_it_already_sliced(kitchen: World) -> None:
+    # a re-plan that starts over names the bread an earlier attempt sliced: with the checks, going to
+    # it reaches its pieces, slicing it again is a no-op and its pieces stay parent_object=bread
+    world = copy.deepcopy(kitchen)  # one bread, so that the class names the sliced one
+    bread_id, *others = [o.object_id for o in world.of_type("Bread")]
+    for oid in others:
+        gone = world.objects.pop(oid)
+        world.objects[gone.parent].children.remove(oid)
+    for named in ("'Bread'", f"'Bread', object_instance={bread_id!r}"):
+        program = (f"bread = InteractionObject({named})\nbread.go_to()\nbread.slice()\n"
+                   "toast = InteractionObject('BreadSliced', parent_object=bread)\ntoast.pickup()\n"
+                   "ok = bread.check_attribute('sliced', True)\n")
+        strict = executor(world, precondition_checks=True)
+        first = strict.run(program)
+        assert first.failure is None and first.calls[-1].result is True, first.failure
+        again = strict.run(program)
+        assert again.failure is None, again.failure
+        assert [c.primitives for c in again.calls if c.method == "slice"] == [[]]
+        held = strict.sim.world.objects[strict.sim.world.held]
+        assert held.object_type == "BreadSliced" and held.sliced_from == bread_id
+        # without the checks the restart fails, with feedback that names the pieces to use instead
+        ex = executor(world, precondition_checks=True)
+        ex.run(program)
+        ex.runtime.config.precondition_checks = False
+        trace = ex.run(program)
+        assert trace.failure.line == 2 and f"({bread_id}) was already sliced into" in trace.failure.message
+        assert f'InteractionObject("BreadSliced", parent_object="{bread_id}")' in trace.failure.message
+
+
 def test_full_receptacle_message(kitchen: World) -> None:
     program = toast_program(kitchen).replace("toaster.toggle_on()", "").replace(
         'toast.change_state("toasted", True)',

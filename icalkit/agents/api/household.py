@@ -80,6 +80,7 @@ class InteractionObject:
         if self.object_instance is not None:
             obj = world.objects.get(self.object_instance)
             if obj is None:
+                self._raise_if_sliced()
                 raise ActionFailed(f"The {self.object_class} ({self.object_instance}) no longer "
                                    f"exists or was never in this room.")
             return obj
@@ -91,11 +92,43 @@ class InteractionObject:
         if parent_id:
             candidates = own or [o for o in candidates if o.sliced_from]
         if not candidates:
+            self._raise_if_sliced()
             raise ActionFailed(f"No {self.object_class} has been found.")
         obj = candidates[0]
         self.object_instance = obj.object_id
         self.runtime.claimed.add(obj.object_id)
         return obj
+
+    def _sliced_into(self) -> list[SimObject]:
+        """The pieces this names when it was already sliced away (its id is gone, or no whole object
+        of its class is left): a re-plan that starts over names objects an earlier attempt sliced."""
+        objs = self.runtime.world.objects
+        if self.object_instance is not None:
+            if self.object_instance in objs:
+                return []
+            return [o for o in objs.values() if o.sliced_from == self.object_instance]
+        piece = SLICE_PRODUCTS.get(self.object_class, ("",))[0]
+        if not piece or self.runtime.candidates(self.object_class):
+            return []
+        return [o for o in objs.values() if o.object_type == piece and o.sliced_from]
+
+    def _raise_if_sliced(self) -> None:
+        pieces = self._sliced_into()
+        if pieces:
+            whole = pieces[0].sliced_from
+            raise ActionFailed(f"The {self.object_class} ({whole}) was already sliced into {len(pieces)} "
+                               f"{pieces[0].object_type} pieces; name one with "
+                               f'InteractionObject("{pieces[0].object_type}", parent_object="{whole}").')
+
+    def _already_sliced(self) -> list[SimObject]:
+        """With the checks, the pieces of an object already sliced (then naming it reaches its pieces
+        and slicing it again is a no-op, as opening an open object is); [] otherwise."""
+        if not self.runtime.config.precondition_checks:
+            return []
+        pieces = self._sliced_into()
+        if pieces and self.object_instance is None:
+            self.object_instance = pieces[0].sliced_from  # its pieces are then parent_object=this
+        return pieces
 
     def _parent_id(self) -> str:
         parent = self.parent_object
@@ -116,7 +149,8 @@ class InteractionObject:
     def go_to(self) -> None:
         """Navigate to the object so that it is in view and within reach."""
         with self._record("go_to"):
-            self.runtime.navigate_to(self._resolve())
+            pieces = self._already_sliced()
+            self.runtime.navigate_to(pieces[0] if pieces else self._resolve())
 
     def pickup(self) -> None:
         """Pick up the object (the agent's hand must be empty)."""
@@ -181,6 +215,8 @@ class InteractionObject:
     def slice(self) -> None:
         """Slice the object (the agent must hold a knife)."""
         with self._record("slice"):
+            if self._already_sliced():
+                return
             obj, rt = self._resolve(), self.runtime
             if rt.config.precondition_checks:
                 _slice(rt, obj)
@@ -228,10 +264,8 @@ class InteractionObject:
 
     def _resolve_or_sliced(self, attr: str) -> SimObject | None:
         """The object, or None when it was sliced away (so ``sliced`` reads True)."""
-        oid = self.object_instance
-        if attr == "sliced" and oid is not None and oid not in self.runtime.world.objects:
-            if any(o.sliced_from == oid for o in self.runtime.world.objects.values()):
-                return None
+        if attr == "sliced" and self._sliced_into():
+            return None
         return self._resolve(repair=False)  # a query never acts
 
 
