@@ -11,6 +11,7 @@ import pytest
 from planner_doubles import ScriptedLLM, one_torch_thread, tiny_llm
 
 from icalkit.agents.flat_plans import parse_action, parse_flat_answer, program_to_flat
+from icalkit.agents.grounding import bind_object_names
 from icalkit.agents.llm_session import LLMSession
 from icalkit.agents.parsing import ParseError
 from icalkit.agents.planner import Planner, PlannerConfig, parse_program_answer, parse_score
@@ -134,6 +135,28 @@ def test_ground_ids_turns_an_id_the_prompt_never_showed_into_its_class(coffee):
     assert 'InteractionObject("Mug")' in runs[True].programs[0]
     with pytest.raises(ValueError, match="ground_ids applies to programs, not to flat plans"):
         PlannerConfig(mode="flat", ground_ids=True).validate()
+
+
+def test_ground_ids_binds_an_object_variable_the_program_never_defined(coffee):
+    """A tuned model's long program reads ``coffee_machine`` it never assigned (a NameError)."""
+    undefined = GOOD.replace('machine = InteractionObject("CoffeeMachine")\n', "").replace(
+        "machine", "coffee_machine")
+    runs = {ground: planner([undefined, undefined], None, mode="zero_shot", max_replans=1,
+                            ground_ids=ground)[0].run_episode(coffee, sim_for(coffee)) for ground in (False, True)}
+    assert not runs[False].success and "name 'coffee_machine' is not defined" in runs[False].errors[0]
+    assert runs[True].success, runs[True].errors
+    assert runs[True].programs[0].startswith('coffee_machine = InteractionObject("CoffeeMachine")\n')
+
+
+def test_bind_object_names_only_binds_object_classes_read_before_assignment():
+    program = ("bread = InteractionObject('Bread')\nbread.pickup_and_place(dining_table)\n"
+               "s.pickup_and_place(plate_2)\nplate_2 = 3\nn = len([bread])\nfoo.go_to()\nsink.go_to()\n"
+               "bread.go_to()\n")
+    bound = bind_object_names(program)
+    assert bound == ('dining_table = InteractionObject("DiningTable")\nplate_2 = InteractionObject("Plate")\n'
+                     'sink = InteractionObject("SinkBasin")\n' + program)
+    assert bind_object_names("mug = InteractionObject('Mug')\nmug.go_to()\n").startswith("mug = ")
+    assert bind_object_names("for x in (:\n") == "for x in (:\n"  # unparsable: the executor reports it
 
 
 def test_grounded_copy_runs_the_retrieved_program_with_its_scene_ids_as_classes(coffee, tmp_path):

@@ -3,10 +3,14 @@
 A model can only learn or use ids its prompt shows: a fine-tuning target names no other id, and
 with ``planner.ground_ids`` the deployed planner holds the model's programs to the same rule (an
 id it copied from a retrieved example of another scene becomes a class the executor resolves).
+The same step binds the object variables a program uses but never defines (``plate`` in
+``toast.pickup_and_place(plate)``) to their class, as an example's program would have.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 
 _INSTANCE = re.compile(r',\s*object_instance="([^"]+)"')
@@ -31,3 +35,32 @@ def ground_program(program: str, ids: set[str]) -> str:
 def ungrounded_ids(program: str, ids: set[str]) -> list[str]:
     """Quoted instance ids in ``program`` that the prompt never shows."""
     return sorted(set(_ID.findall(program)) - ids)
+
+
+def bind_object_names(program: str) -> str:
+    """``program`` with a definition line (``plate = InteractionObject("Plate")``) put first for
+    each variable it reads before assigning (or never assigns) whose name spells an object class
+    (``dining_table``, ``counter_top``, ``bowl_2``); other names and unparsable programs unchanged
+    (the executor reports them)."""
+    from icalkit.agents.api.household import CLASS_ALIASES
+    from icalkit.envs.household.catalog import OBJECT_TYPES
+
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return program
+    first_load: dict[str, int] = {}
+    first_store: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            seen = first_store if isinstance(node.ctx, ast.Store) else first_load
+            seen[node.id] = min(seen.get(node.id, node.lineno), node.lineno)
+    lines = []
+    for name, line in sorted(first_load.items(), key=lambda kv: kv[1]):
+        if line >= first_store.get(name, line + 1) or hasattr(builtins, name) or name == "InteractionObject":
+            continue
+        cls = "".join(part.capitalize() for part in re.sub(r"_\d+$", "", name).split("_"))
+        cls = CLASS_ALIASES.get(cls, cls)
+        if cls in OBJECT_TYPES:
+            lines.append(f'{name} = InteractionObject("{cls}")\n')
+    return "".join(lines) + program

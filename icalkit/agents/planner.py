@@ -39,7 +39,7 @@ from icalkit.agents.context import (
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
-from icalkit.agents.grounding import ground_program, shown_ids
+from icalkit.agents.grounding import bind_object_names, ground_program, shown_ids
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
 from icalkit.agents.parsing import ParseError, parse_sections
 from icalkit.agents.plan_prompts import (
@@ -78,7 +78,9 @@ class PlannerConfig:
             (:func:`~icalkit.agents.grounding.ground_program`: the class is resolved instead), the
             rule every fine-tuning target follows; in ``copy`` mode, from the copied program (the
             ids of the example's own scene become classes: the grounded copy baseline, what the
-            tuned planner must beat); not ``flat``.
+            tuned planner must beat); and bind the object variables a program reads but never
+            defines (``plate``) to their class (:func:`~icalkit.agents.grounding.bind_object_names`);
+            not ``flat``.
     """
 
     mode: str = "ical"
@@ -312,7 +314,7 @@ class Planner:
         for attempt in range(self.cfg.max_replans + 1):
             program = self._program_of(answer)
             if program is not None and self.cfg.ground_ids:  # the prompt this answer came from
-                program = ground_program(program, shown_ids(prompt))
+                program = bind_object_names(ground_program(program, shown_ids(prompt)))
             if program is None:
                 failed += 1
                 error = f"the answer could not be read ({answer.error})"
