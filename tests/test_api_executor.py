@@ -167,6 +167,12 @@ def test_precondition_checks_slice_without_a_knife_and_pickup_from_a_closed_cabi
     ex = executor(kitchen, precondition_checks=True)
     trace = ex.run(program)
     assert trace.failure is None and ex.sim.world.objects[ex.sim.world.held].object_type == "Bread"
+    # a knife of a kind this room lacks (an example's ButterKnife) is any knife the room has
+    program = "knife = InteractionObject('ButterKnife')\nknife.pickup()\n"
+    assert not kitchen.of_type("ButterKnife")
+    assert "No ButterKnife has been found" in executor(kitchen).run(program).failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    assert ex.run(program).failure is None and ex.sim.world.objects[ex.sim.world.held].object_type == "Knife"
     # a query never acts: a piece that does not exist yet is not sliced into being by a check
     query = "toast = InteractionObject('BreadSliced')\nok = toast.check_attribute('toasted', True)\n"
     trace = executor(kitchen, precondition_checks=True).run(query)

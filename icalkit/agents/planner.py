@@ -72,8 +72,9 @@ class PlannerConfig:
         max_state_objects: objects shown in the abstracted state.
         precondition_checks: the executor repairs failed pre-conditions as HELPER's does (no-op
             for a state that already holds, put down before picking up, open a closed container
-            before taking from or placing into it, fetch a knife before slicing, slice before
-            naming a piece); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
+            before taking from or placing into it, fetch a knife before slicing — any kind of
+            knife —, slice before naming a piece, reach the pieces of what a re-plan names after
+            slicing it); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
         ground_ids: drop the object ids that the prompt does not show from the model's programs
             (:func:`~icalkit.agents.grounding.ground_program`: the class is resolved instead), the
             rule every fine-tuning target follows; in ``copy`` mode, from the copied program (the

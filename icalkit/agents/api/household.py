@@ -91,6 +91,8 @@ class InteractionObject:
             return self._resolve(repair=False)
         if parent_id:
             candidates = own or [o for o in candidates if o.sliced_from]
+        if not candidates and repair and self.object_class in KNIVES and self.runtime.config.precondition_checks:
+            candidates = [k for kind in KNIVES for k in self.runtime.candidates(kind)]  # any knife cuts
         if not candidates:
             self._raise_if_sliced()
             raise ActionFailed(f"No {self.object_class} has been found.")

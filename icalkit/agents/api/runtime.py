@@ -51,7 +51,9 @@ class ApiConfig:
             that one down first, and one from a closed container opens it; a ``place`` into a
             closed container opens it first; a ``slice`` without a knife in hand fetches the
             nearest knife; a piece named before its object was sliced (``TomatoSliced``) slices
-            that object first; ``toggle_on`` of an open microwave closes it. Off: every call
+            that object first; ``toggle_on`` of an open microwave closes it; a knife class the
+            room lacks resolves to its other knife; naming what an earlier attempt sliced reaches
+            its pieces (``slice`` again is a no-op). Off: every call
             sends its primitive and fails as TEACh's simulator does.
     """
 
