@@ -117,6 +117,10 @@ def test_grounding_and_mistakes():
     wrong = inject_mistake(grounded, "wrong_object", rng, ["Mug", "Cup"])
     assert wrong != grounded and wrong.count("\n") == grounded.count("\n")
     assert len(inject_mistake(grounded, "missing_step", rng, []).splitlines()) == len(grounded.splitlines()) - 1
+    # an object the room lacks, of the same TEACh kind (an example's Cup where the room has a Mug)
+    absent = inject_mistake(grounded, "absent_object", rng, ["Mug"], absent=["Cup", "Toaster", "Drawer"])
+    assert absent == grounded.replace('InteractionObject("Mug", object_instance="Mug_2")', 'InteractionObject("Cup")')
+    assert inject_mistake(grounded, "absent_object", rng, ["Mug"], absent=["Toaster", "Drawer"]) is None
 
 
 def test_completion_only_labels_match_the_inference_rendering(tokenizer, tiny_dir):

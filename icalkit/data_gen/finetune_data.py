@@ -33,7 +33,8 @@ from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
-MISTAKES = ("skip_open", "wrong_object", "missing_step")
+MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object")
+DEFAULT_MISTAKES = MISTAKES[:3]
 _DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
 
 
@@ -73,7 +74,7 @@ class PairConfig:
     k: int = 0
     memory_path: str = ""
     revisions_per_task: int = 1
-    mistakes: list[str] = field(default_factory=lambda: list(MISTAKES))
+    mistakes: list[str] = field(default_factory=lambda: list(DEFAULT_MISTAKES))
     valid_fraction: float = 0.1
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     oracle_object_map: bool = True
@@ -115,31 +116,43 @@ def completion_text(program: str) -> str:
     return f"Program:\n```python\n{program.strip()}\n```"
 
 
-def inject_mistake(program: str, kind: str, rng: random.Random, classes: list[str]) -> str | None:
+def inject_mistake(program: str, kind: str, rng: random.Random, classes: list[str],
+                   absent: Iterable[str] = ()) -> str | None:
     """``program`` with one realistic mistake, or None when the kind does not apply.
 
     Args:
         kind: ``skip_open`` (drop an ``.open()``), ``wrong_object`` (another class shown in the
-            prompt for one object), ``missing_step`` (drop one action line).
+            prompt for one object), ``missing_step`` (drop one action line), ``absent_object`` (a
+            class of the same TEACh kind that the room lacks for one object, as a program copied
+            from an example of another room names: ``Cup`` where the room has a ``Mug``).
         classes: object classes the prompt shows (candidates for ``wrong_object``).
+        absent: object classes the room lacks (candidates for ``absent_object``).
     """
+    from icalkit.envs.household.catalog import OBJECT_TYPES
+
+    def options(cls: str) -> list[str]:
+        if kind == "wrong_object":
+            return [c for c in classes if c != cls]
+        kin = OBJECT_TYPES[cls].classes[:1] if cls in OBJECT_TYPES else ()
+        return [c for c in absent if c != cls and OBJECT_TYPES[c].classes[:1] == kin and kin]
+
     lines = program.strip().splitlines()
     actions = [i for i, ln in enumerate(lines) if not _DEF.match(ln) and not ln.endswith(".go_to()")]
     if kind == "skip_open":
         cands = [i for i in actions if lines[i].endswith(".open()")]
     elif kind == "missing_step":
         cands = actions
-    elif kind == "wrong_object":
+    elif kind in ("wrong_object", "absent_object"):
         cands = [i for i, ln in enumerate(lines) if (m := _DEF.match(ln)) and "parent_object" not in ln
-                 and any(c != m.group(2) for c in classes)]
+                 and options(m.group(2))]
     else:
         raise ValueError(f"unknown mistake {kind!r}; available: {MISTAKES}")
     if not cands:
         return None
     i = rng.choice(cands)
-    if kind == "wrong_object":
+    if kind in ("wrong_object", "absent_object"):
         var, cls, _ = _DEF.match(lines[i]).groups()
-        lines[i] = f'{var} = InteractionObject("{rng.choice([c for c in classes if c != cls])}")'
+        lines[i] = f'{var} = InteractionObject("{rng.choice(options(cls))}")'
     else:
         del lines[i]
     return "\n".join(lines) + "\n"
@@ -185,12 +198,15 @@ class PairBuilder:
         """Plan pair (+ revision pairs) for ``task``; never raises for a task that fails."""
         from icalkit.data_gen.expert import expert_actions
         from icalkit.data_gen.programs import trajectory_to_program
+        from icalkit.envs.household.catalog import OBJECT_TYPES
         from icalkit.envs.household.scene import build_world
 
         out = TaskPairs(task.task_id, task.task_type)
         p = self.cfg.planner
         executor = self._fresh(task)
         world0 = executor.sim.world
+        present = {o.object_type for o in world0.objects.values()}  # before any program runs
+        absent = sorted(t for t, ot in OBJECT_TYPES.items() if t not in present and ot.kind != "sliced")
         # the deployed planner's query: Planner.run retrieves with retrieval_state
         sets, err = self.retriever.retrieve(task, retrieval_state(world0, task), None) if self.retriever else ([[]], "")
         if err:
@@ -222,20 +238,20 @@ class PairBuilder:
         for kind in kinds:
             if made == self.cfg.revisions_per_task:
                 break
-            row = self._revision(task, examples, program, kind, rng, classes, out)
+            row = self._revision(task, examples, program, kind, rng, (classes, absent), out)
             if row is not None:
                 out.rows.append({**meta, **row})
                 made += 1
         return out
 
     def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,
-                  classes: list[str], out: TaskPairs) -> dict | None:
+                  classes: tuple[list[str], list[str]], out: TaskPairs) -> dict | None:
         """Mistaken program + its feedback -> the rest of the solution from the state it left."""
         from icalkit.data_gen.expert import expert_actions
         from icalkit.data_gen.programs import trajectory_to_program
 
         p = self.cfg.planner
-        wrong = inject_mistake(program, kind, rng, classes)
+        wrong = inject_mistake(program, kind, rng, *classes)
         if wrong is None:
             out.drop(f"revision_{kind}_not_applicable")
             return None
