@@ -199,13 +199,22 @@ def test_precondition_checks_let_a_restarted_program_reach_what_it_already_slice
         assert [c.primitives for c in again.calls if c.method == "slice"] == [[]]
         held = strict.sim.world.objects[strict.sim.world.held]
         assert held.object_type == "BreadSliced" and held.sliced_from == bread_id
+        # a re-plan that names the pieces of the sliced bread without touching the bread first
+        pieces = "bread = InteractionObject('Bread')\ntoast = InteractionObject('BreadSliced', parent_object=bread)\n"
+        for checks in (False, True):  # naming pieces by their parent is the API, not a check
+            assert replan(world, program, pieces + "toast.go_to()\n", checks).failure is None
         # without the checks the restart fails, with feedback that names the pieces to use instead
-        ex = executor(world, precondition_checks=True)
-        ex.run(program)
-        ex.runtime.config.precondition_checks = False
-        trace = ex.run(program)
+        trace = replan(world, program, program, checks=False)
         assert trace.failure.line == 2 and f"({bread_id}) was already sliced into" in trace.failure.message
         assert f'InteractionObject("BreadSliced", parent_object="{bread_id}")' in trace.failure.message
+
+
+def replan(world: World, first: str, then: str, checks: bool):
+    """The trace of ``then`` run (with or without the checks) after ``first`` ran with them."""
+    ex = executor(world, precondition_checks=True)
+    assert ex.run(first).failure is None
+    ex.runtime.config.precondition_checks = checks
+    return ex.run(then)
 
 
 def test_full_receptacle_message(kitchen: World) -> None:

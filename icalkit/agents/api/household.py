@@ -136,6 +136,8 @@ class InteractionObject:
         parent = self.parent_object
         if isinstance(parent, str):
             return parent
+        if parent.object_instance is None and (pieces := parent._sliced_into()):
+            parent.object_instance = pieces[0].sliced_from  # a parent an earlier attempt sliced
         if parent.object_instance is not None:
             return parent.object_instance
         return parent._id()
