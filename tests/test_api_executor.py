@@ -129,6 +129,14 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     assert knife.parent is not None and not knife.is_picked_up
     assert [p.action for p in trace.calls[3].primitives][-2:] == ["Open", "Place"]
     assert mug.parent == cabinet.object_id and cabinet.is_open
+    # placing an object not in hand picks it up first (a check may have put it down for another pickup)
+    program = ("mug = InteractionObject('Mug')\nknife = InteractionObject('Knife')\nmug.pickup()\nknife.pickup()\n"
+               "counter = InteractionObject('CounterTop')\nmug.place(counter)\n")
+    assert "You are not holding the Mug" in executor(kitchen).run(program.replace("knife.pickup()", "mug.put_down()\nknife.pickup()")).failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None and ex.sim.world.objects[trace.calls[0].object].parent.startswith("CounterTop")
+    assert [p.action for p in trace.calls[-1].primitives if p.action in INTERACTIONS] == ["Place", "Pickup", "Place"]
     # a call that cannot apply still fails: a mug cannot be closed, however its state reads
     trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message

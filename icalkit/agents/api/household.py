@@ -171,9 +171,11 @@ class InteractionObject:
         """Place the held object in or on the receptacle."""
         receptacle = _check_object(receptacle, "place")
         with self._record("place", receptacle):
-            obj = self._resolve()
-            if self.runtime.world.held != obj.object_id:
-                raise ActionFailed(f"You are not holding the {self.object_class}.")
+            obj, rt = self._resolve(), self.runtime
+            if rt.world.held != obj.object_id:
+                if not rt.config.precondition_checks:
+                    raise ActionFailed(f"You are not holding the {self.object_class}.")
+                _take(rt, obj)  # e.g. the knife a check put down to pick up a slice
             target = receptacle._resolve()
             if (self.runtime.config.precondition_checks and target.object_type in CLOSED_BLOCKS
                     and not target.is_open):
