@@ -137,6 +137,17 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     trace = ex.run(program)
     assert trace.failure is None and ex.sim.world.objects[trace.calls[0].object].parent.startswith("CounterTop")
     assert [p.action for p in trace.calls[-1].primitives if p.action in INTERACTIONS] == ["Place", "Pickup", "Place"]
+    # placing onto a plate in a closed cabinet opens the cabinet first
+    world = copy.deepcopy(kitchen)
+    plate, cabinet = world.of_type("Plate")[0], next(c for c in world.of_type("Cabinet") if not c.is_open)
+    world.objects[plate.parent].children.remove(plate.object_id)
+    plate.parent = cabinet.object_id
+    cabinet.children.append(plate.object_id)
+    program = "bread = InteractionObject('Bread')\nbread.pickup()\nbread.place(InteractionObject('Plate'))\n"
+    trace = executor(world, precondition_checks=True).run(program)
+    assert trace.failure is None, trace.failure
+    assert [(p.action, p.target) for p in trace.calls[-1].primitives if p.action in INTERACTIONS] == \
+        [("Open", cabinet.object_id), ("Place", plate.object_id)]
     # a call that cannot apply still fails: a mug cannot be closed, however its state reads
     trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message

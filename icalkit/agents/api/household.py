@@ -177,10 +177,11 @@ class InteractionObject:
                     raise ActionFailed(f"You are not holding the {self.object_class}.")
                 _take(rt, obj)  # e.g. the knife a check put down to pick up a slice
             target = receptacle._resolve()
-            if (self.runtime.config.precondition_checks and target.object_type in CLOSED_BLOCKS
-                    and not target.is_open):
-                self.runtime.interact("Open", target)
-            self.runtime.interact("Place", target)
+            if rt.config.precondition_checks:
+                _open_container_of(rt, target)  # a plate in a closed cabinet
+                if target.object_type in CLOSED_BLOCKS and not target.is_open:
+                    rt.interact("Open", target)
+            rt.interact("Place", target)
 
     def pickup_and_place(self, receptacle: InteractionObject) -> None:
         """Pick up the object (unless held) and place it in or on the receptacle."""
