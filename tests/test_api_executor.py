@@ -15,6 +15,7 @@ from icalkit.agents.sandbox import SandboxLimits
 from icalkit.data_gen.programs import trajectory_to_program
 from icalkit.envs.household.actions import INTERACTIONS
 from icalkit.envs.household.navigation import path_to_object
+from icalkit.envs.household.receptacles import can_hold
 from icalkit.envs.household.scene import generate_scene
 from icalkit.envs.household.simulator import Simulator
 from icalkit.envs.household.state import World
@@ -148,6 +149,24 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     assert trace.failure is None, trace.failure
     assert [(p.action, p.target) for p in trace.calls[-1].primitives if p.action in INTERACTIONS] == \
         [("Open", cabinet.object_id), ("Place", plate.object_id)]
+    # a full counter top named by class: the mug goes on another counter top with room
+    world = copy.deepcopy(kitchen)
+    counters = world.of_type("CounterTop")
+    program = "mug = InteractionObject('Mug')\nmug.pickup()\nmug.place(InteractionObject('CounterTop'))\n"
+    first = executor(world, precondition_checks=True).run(program).primitive_actions[-1][1]
+    crowded = world.objects[first]
+    fillers = [o for o in world.objects.values() if o.type.kind == "small" and o.parent != crowded.object_id
+               and o.object_type != "Mug" and can_hold("CounterTop", o.object_type)]
+    for o in fillers[:crowded.type.capacity - len(crowded.children)]:
+        world.objects[o.parent].children.remove(o.object_id)
+        o.parent = crowded.object_id
+        crowded.children.append(o.object_id)
+    assert len(crowded.children) == crowded.type.capacity and len(counters) == 2
+    assert "The CounterTop is full right now" in executor(world).run(program).failure.message
+    trace = executor(world, precondition_checks=True).run(program)
+    assert trace.failure is None and trace.primitive_actions[-1][1] != first
+    named = program.replace("InteractionObject('CounterTop')", f"InteractionObject('CounterTop', object_instance={first!r})")
+    assert "is full" in executor(world, precondition_checks=True).run(named).failure.message  # its choice stands
     # a call that cannot apply still fails: a mug cannot be closed, however its state reads
     trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message

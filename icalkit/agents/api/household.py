@@ -64,6 +64,7 @@ class InteractionObject:
             raise ApiUsageError("parent_object must be an InteractionObject or an object id")
         self.object_instance = object_instance
         self.parent_object = parent_object
+        self._named = object_instance is not None  # an instance the program chose (never re-chosen)
 
     def __repr__(self) -> str:
         return f"InteractionObject({self.object_class!r}, object_instance={self.object_instance!r})"
@@ -178,6 +179,7 @@ class InteractionObject:
                 _take(rt, obj)  # e.g. the knife a check put down to pick up a slice
             target = receptacle._resolve()
             if rt.config.precondition_checks:
+                target = _with_room(rt, receptacle, target, obj)
                 _open_container_of(rt, target)  # a plate in a closed cabinet
                 if target.object_type in CLOSED_BLOCKS and not target.is_open:
                     rt.interact("Open", target)
@@ -302,6 +304,19 @@ def _open_container_of(rt: ApiRuntime, obj: SimObject) -> None:
     container = rt.world.objects.get(obj.parent) if obj.parent else None
     if container is not None and container.object_type in CLOSED_BLOCKS and not container.is_open:
         rt.interact("Open", container)
+
+
+def _with_room(rt: ApiRuntime, receptacle: InteractionObject, target: SimObject, obj: SimObject) -> SimObject:
+    """``target``, or — full, and named by class only — the best other of its class with room for
+    ``obj`` (a room has several counter tops; the nearest may be full)."""
+    if receptacle._named or len(target.children) < target.type.capacity:
+        return target
+    room = [o for o in rt.candidates(target.object_type)
+            if len(o.children) < o.type.capacity and can_hold(o.object_type, obj.object_type)]
+    if room:
+        receptacle.object_instance = room[0].object_id
+        return room[0]
+    return target
 
 
 def _hold_knife(rt: ApiRuntime) -> None:

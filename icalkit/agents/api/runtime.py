@@ -49,8 +49,9 @@ class ApiConfig:
             ``close`` / ``toggle_on`` / ``toggle_off`` whose state already holds and a ``pickup``
             of the object already held are no-ops; a ``pickup`` with another object in hand puts
             that one down first, and one from a closed container opens it; a ``place`` into a
-            closed container opens it first, and one of an object not in hand picks it up
-            first; a ``slice`` without a knife in hand fetches the
+            closed container opens it first, one of an object not in hand picks it up first,
+            and one on a full receptacle named by class uses another of its class with room; a
+            ``slice`` without a knife in hand fetches the
             nearest knife; a piece named before its object was sliced (``TomatoSliced``) slices
             that object first; ``toggle_on`` of an open microwave closes it; a knife class the
             room lacks resolves to its other knife; naming what an earlier attempt sliced reaches
