@@ -179,14 +179,19 @@ TRAIN_KEYS = ("precision", "prompt_grad", "train_pairs", "global_step", "max_ste
 def phase_eval(args: argparse.Namespace) -> dict:
     """Trained-type vs held-out-type figures of ``icalkit eval`` runs (their episodes.jsonl).
 
-    The pair settings (which types were trained) come from the fine-tune's ``data/stats.json``.
+    The pair settings (which types were trained) come from the fine-tunes' ``data/stats.json``
+    (every fine-tune behind the evaluated methods, ``--finetune-dir``, must have trained the same).
     """
-    trained = set(json.loads((Path(args.finetune_dir) / "data" / "stats.json").read_text())["by_type"])
-    summary = json.loads((Path(args.finetune_dir) / "train_summary.json").read_text())
+    runs = {d: json.loads((Path(d) / "data" / "stats.json").read_text())["by_type"] for d in args.finetune_dir}
+    trained = set(runs[args.finetune_dir[0]])
+    if any(set(types) != trained for types in runs.values()):
+        raise SystemExit(f"the fine-tunes trained different task types: {runs}")
+    summaries = {d: json.loads((Path(d) / "train_summary.json").read_text()) for d in args.finetune_dir}
     methods = method_figures(args.eval_dirs, trained)
     best = methods[args.recommended]
     evaluation = {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
-                  "finetune_dir": args.finetune_dir, "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
+                  "finetune_dir": args.finetune_dir[0], "finetune": {k: summaries[args.finetune_dir[0]].get(k) for k in TRAIN_KEYS},
+                  "other_finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in list(summaries.items())[1:]},
                   "eval_dirs": args.eval_dirs,
                   "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods}
     # an evaluation of other runs is kept (its run folders may be gone), not overwritten
@@ -251,7 +256,8 @@ def main() -> None:
     parser.add_argument("--adapter", default=str(WORK / "lora16" / "adapter"))
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--finetune-dir", default="runs/ft_main")
+    parser.add_argument("--finetune-dir", nargs="+", default=["runs/ft_main"],
+                        help="the recommended method's fine-tune first, then the other evaluated ones")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     parser.add_argument("--demo-dir", default="runs/demo")
