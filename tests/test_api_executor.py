@@ -255,6 +255,15 @@ def replan(world: World, first: str, then: str, checks: bool):
     return ex.run(then)
 
 
+def test_put_down_in_a_bathroom_uses_its_counter() -> None:
+    bathroom = generate_scene(0, "train", "bathroom", {"SoapBar": 1})
+    ex = executor(bathroom)
+    trace = ex.run("soap = InteractionObject('SoapBar')\nsoap.pickup()\nsoap.put_down()\n")
+    assert trace.failure is None, trace.failure
+    soap = ex.sim.world.objects[trace.calls[0].object]
+    assert ex.sim.world.objects[soap.parent].object_type == "CounterTopBath"
+
+
 def test_full_receptacle_message(kitchen: World) -> None:
     program = toast_program(kitchen).replace("toaster.toggle_on()", "").replace(
         'toast.change_state("toasted", True)',

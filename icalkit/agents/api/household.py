@@ -30,7 +30,7 @@ ATTRIBUTES: dict[str, str] = {
     "open": "is_open",
 }
 CLASS_ALIASES = {"Sink": "SinkBasin", "BathtubBasin": "Bathtub"}  # AI2-THOR names -> catalog names
-PUT_DOWN_SURFACES = ("CounterTop", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
+PUT_DOWN_SURFACES = ("CounterTop", "CounterTopBath", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
                      "Dresser", "Sofa", "ArmChair", "Bed")
 
 
