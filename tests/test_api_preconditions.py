@@ -1,0 +1,180 @@
+"""HELPER's pre-condition checks in the executor (``ApiConfig.precondition_checks``): each check
+runs the same program strict and checked on the real simulator."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from api_world import executor, make_kitchen, toast_program, toast_task
+
+from icalkit.agents.feedback import action_feedback
+from icalkit.envs.household.actions import INTERACTIONS
+from icalkit.envs.household.receptacles import can_hold
+from icalkit.envs.household.scene import generate_scene
+from icalkit.envs.household.state import World
+
+
+@pytest.fixture(scope="module")
+def kitchen() -> World:
+    return make_kitchen()
+
+
+def test_precondition_checks_let_a_restarted_program_continue(kitchen: World) -> None:
+    # a re-plan that starts over from the first step: "already holding", "already open"
+    restarted = toast_program(kitchen).replace("bread.slice()", "knife.pickup()\ncabinet.open()\nbread.slice()")
+    strict = executor(kitchen).run(restarted, toast_task())
+    assert strict.failure.line == 6 and action_feedback(strict).endswith("You are already holding the Knife.")
+    checked = executor(kitchen, precondition_checks=True).run(restarted, toast_task())
+    assert checked.failure is None and checked.success
+    repeats = [c for c in checked.calls if c.line in (6, 7)]
+    assert [(c.method, c.success, c.primitives) for c in repeats] == [("pickup", True, []), ("open", True, [])]
+
+
+def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: World) -> None:
+    program = ("knife = InteractionObject('Knife')\nmug = InteractionObject('Mug')\n"
+               "cabinet = InteractionObject('Cabinet')\nknife.pickup()\nmug.pickup()\n"
+               "cabinet.close()\nmug.place(cabinet)\n")
+    strict = executor(kitchen).run(program)
+    assert strict.failure.line == 5 and "put it down before picking up the Mug" in strict.failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None, trace.failure
+    world = ex.sim.world
+    knife, mug, cabinet = (world.objects[trace.calls[i].object] for i in (0, 1, 2))
+    assert [p.action for p in trace.calls[1].primitives if p.action in ("Place", "Pickup")] == ["Place", "Pickup"]
+    assert knife.parent is not None and not knife.is_picked_up
+    assert [p.action for p in trace.calls[3].primitives][-2:] == ["Open", "Place"]
+    assert mug.parent == cabinet.object_id and cabinet.is_open
+    # placing an object not in hand picks it up first (a check may have put it down for another pickup)
+    program = ("mug = InteractionObject('Mug')\nknife = InteractionObject('Knife')\nmug.pickup()\nknife.pickup()\n"
+               "counter = InteractionObject('CounterTop')\nmug.place(counter)\n")
+    assert "You are not holding the Mug" in executor(kitchen).run(program.replace("knife.pickup()", "mug.put_down()\nknife.pickup()")).failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None and ex.sim.world.objects[trace.calls[0].object].parent.startswith("CounterTop")
+    assert [p.action for p in trace.calls[-1].primitives if p.action in INTERACTIONS] == ["Place", "Pickup", "Place"]
+    # placing onto a plate in a closed cabinet opens the cabinet first
+    world = copy.deepcopy(kitchen)
+    plate, cabinet = world.of_type("Plate")[0], next(c for c in world.of_type("Cabinet") if not c.is_open)
+    world.objects[plate.parent].children.remove(plate.object_id)
+    plate.parent = cabinet.object_id
+    cabinet.children.append(plate.object_id)
+    program = "bread = InteractionObject('Bread')\nbread.pickup()\nbread.place(InteractionObject('Plate'))\n"
+    trace = executor(world, precondition_checks=True).run(program)
+    assert trace.failure is None, trace.failure
+    assert [(p.action, p.target) for p in trace.calls[-1].primitives if p.action in INTERACTIONS] == \
+        [("Open", cabinet.object_id), ("Place", plate.object_id)]
+    # a full counter top named by class: the mug goes on another counter top with room
+    world = copy.deepcopy(kitchen)
+    counters = world.of_type("CounterTop")
+    program = "mug = InteractionObject('Mug')\nmug.pickup()\nmug.place(InteractionObject('CounterTop'))\n"
+    first = executor(world, precondition_checks=True).run(program).primitive_actions[-1][1]
+    crowded = world.objects[first]
+    fillers = [o for o in world.objects.values() if o.type.kind == "small" and o.parent != crowded.object_id
+               and o.object_type != "Mug" and can_hold("CounterTop", o.object_type)]
+    for o in fillers[:crowded.type.capacity - len(crowded.children)]:
+        world.objects[o.parent].children.remove(o.object_id)
+        o.parent = crowded.object_id
+        crowded.children.append(o.object_id)
+    assert len(crowded.children) == crowded.type.capacity and len(counters) == 2
+    assert "The CounterTop is full right now" in executor(world).run(program).failure.message
+    trace = executor(world, precondition_checks=True).run(program)
+    assert trace.failure is None and trace.primitive_actions[-1][1] != first
+    named = program.replace("InteractionObject('CounterTop')", f"InteractionObject('CounterTop', object_instance={first!r})")
+    assert "is full" in executor(world, precondition_checks=True).run(named).failure.message  # its choice stands
+    # a call that cannot apply still fails: a mug cannot be closed, however its state reads
+    trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
+    assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message
+
+
+def test_precondition_checks_fetch_a_knife_and_slice_before_a_piece_is_named(kitchen: World) -> None:
+    # HELPER's checks: a piece named before its object was sliced slices it first, a slice without
+    # a knife in hand fetches one, an object in a closed cabinet is taken out after opening it
+    program = ("bread = InteractionObject('Bread')\n"
+               "toast = InteractionObject('BreadSliced', parent_object=bread)\n"
+               "toaster = InteractionObject('Toaster')\n"
+               "toast.pickup_and_place(toaster)\n"
+               "toaster.toggle_on()\n")
+    strict = executor(kitchen).run(program, toast_task())
+    assert strict.failure.line == 4 and "No BreadSliced has been found" in strict.failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program, toast_task())
+    assert trace.failure is None and trace.success, trace.failure
+    done = [(p.action, p.target.split("_")[0]) for p in trace.calls[0].primitives if p.action in INTERACTIONS]
+    assert done == [("Pickup", "Knife"), ("Open", "Cabinet"), ("Slice", "Bread"), ("Place", "CounterTop"),
+                    ("Pickup", "BreadSliced"), ("Place", "Toaster")], done
+    assert ex.sim.world.held is None or ex.sim.world.objects[ex.sim.world.held].object_type != "BreadSliced"
+
+
+def test_precondition_checks_slice_without_a_knife_and_pickup_from_a_closed_cabinet(kitchen: World) -> None:
+    program = "bread = InteractionObject('Bread')\nbread.slice()\n"
+    strict = executor(kitchen).run(program)
+    assert strict.failure.line == 2 and "need to hold a knife" in strict.failure.message
+    trace = executor(kitchen, precondition_checks=True).run(program)
+    assert trace.failure is None, trace.failure
+    assert [p.action for p in trace.calls[0].primitives if p.action in ("Pickup", "Open", "Slice")] == \
+        ["Pickup", "Open", "Slice"]
+    program = "bread = InteractionObject('Bread')\nbread.pickup()\n"
+    strict = executor(kitchen).run(program)
+    assert strict.failure.line == 2
+    ex = executor(kitchen, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None and ex.sim.world.objects[ex.sim.world.held].object_type == "Bread"
+    # a knife of a kind this room lacks (an example's ButterKnife) is any knife the room has
+    program = "knife = InteractionObject('ButterKnife')\nknife.pickup()\n"
+    assert not kitchen.of_type("ButterKnife")
+    assert "No ButterKnife has been found" in executor(kitchen).run(program).failure.message
+    ex = executor(kitchen, precondition_checks=True)
+    assert ex.run(program).failure is None and ex.sim.world.objects[ex.sim.world.held].object_type == "Knife"
+    # a query never acts: a piece that does not exist yet is not sliced into being by a check
+    query = "toast = InteractionObject('BreadSliced')\nok = toast.check_attribute('toasted', True)\n"
+    trace = executor(kitchen, precondition_checks=True).run(query)
+    assert trace.failure is not None and "No BreadSliced has been found" in trace.failure.message
+
+
+def test_precondition_checks_let_a_restarted_program_reach_what_it_already_sliced(kitchen: World) -> None:
+    # a re-plan that starts over names the bread an earlier attempt sliced: with the checks, going to
+    # it reaches its pieces, slicing it again is a no-op and its pieces stay parent_object=bread
+    world = copy.deepcopy(kitchen)  # one bread, so that the class names the sliced one
+    bread_id, *others = [o.object_id for o in world.of_type("Bread")]
+    for oid in others:
+        gone = world.objects.pop(oid)
+        world.objects[gone.parent].children.remove(oid)
+    for named in ("'Bread'", f"'Bread', object_instance={bread_id!r}"):
+        program = (f"bread = InteractionObject({named})\nbread.go_to()\nbread.slice()\n"
+                   "toast = InteractionObject('BreadSliced', parent_object=bread)\ntoast.pickup()\n"
+                   "ok = bread.check_attribute('sliced', True)\n")
+        strict = executor(world, precondition_checks=True)
+        first = strict.run(program)
+        assert first.failure is None and first.calls[-1].result is True, first.failure
+        again = strict.run(program)
+        assert again.failure is None, again.failure
+        assert [c.primitives for c in again.calls if c.method == "slice"] == [[]]
+        held = strict.sim.world.objects[strict.sim.world.held]
+        assert held.object_type == "BreadSliced" and held.sliced_from == bread_id
+        # a re-plan that names the pieces of the sliced bread without touching the bread first
+        pieces = "bread = InteractionObject('Bread')\ntoast = InteractionObject('BreadSliced', parent_object=bread)\n"
+        for checks in (False, True):  # naming pieces by their parent is the API, not a check
+            assert replan(world, program, pieces + "toast.go_to()\n", checks).failure is None
+        # without the checks the restart fails, with feedback that names the pieces to use instead
+        trace = replan(world, program, program, checks=False)
+        assert trace.failure.line == 2 and f"({bread_id}) was already sliced into" in trace.failure.message
+        assert f'InteractionObject("BreadSliced", parent_object="{bread_id}")' in trace.failure.message
+
+
+def replan(world: World, first: str, then: str, checks: bool):
+    """The trace of ``then`` run (with or without the checks) after ``first`` ran with them."""
+    ex = executor(world, precondition_checks=True)
+    assert ex.run(first).failure is None
+    ex.runtime.config.precondition_checks = checks
+    return ex.run(then)
+
+
+def test_put_down_in_a_bathroom_uses_its_counter() -> None:
+    bathroom = generate_scene(0, "train", "bathroom", {"SoapBar": 1})
+    ex = executor(bathroom)
+    trace = ex.run("soap = InteractionObject('SoapBar')\nsoap.pickup()\nsoap.put_down()\n")
+    assert trace.failure is None, trace.failure
+    soap = ex.sim.world.objects[trace.calls[0].object]
+    assert ex.sim.world.objects[soap.parent].object_type == "CounterTopBath"
