@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from icalkit.config import ConfigError, load_config, shipped_config, to_dict
@@ -35,6 +36,11 @@ COMMANDS = {
     "label": "label visual demonstrations with a trained IDM into noisy programs for ICAL",
     "alfworld-plan": "the flat LLM-Planner on ALFWorld games (needs the alfworld extra)",
 }
+# Commands that train a torch model. Their tensors of 2 MB and more go on transparent huge pages
+# (torch's THP_MEM_ALLOC_ENABLE, read once when torch starts): a CPU training step frees and
+# re-allocates gigabytes of activations, and 4 KB pages made that ~3 M page faults per 3 steps
+# (0.9 M with huge pages; docs/finetune.md, throughput). Set THP_MEM_ALLOC_ENABLE=0 to opt out.
+TRAINING_COMMANDS = ("finetune", "demo", "train-idm", "train-retriever")
 
 
 def _command_module(name: str):
@@ -64,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         print(module.HELP)
         return 0
     args = _parser().parse_intermixed_args(argv)
+    if args.command in TRAINING_COMMANDS:
+        os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")  # before torch loads (see TRAINING_COMMANDS)
     module = _command_module(args.command)
     config_path = args.config if args.config is not None else shipped_config(args.command.replace("-", "_"))
     overrides = list(args.overrides)

@@ -51,3 +51,18 @@ def test_default_config_is_found_from_any_directory(tmp_path: Path, monkeypatch:
     (tmp_path / "configs" / "prag.yaml").write_text("rounds: 99\n")  # a stray file here is not read
     assert main(["prag", "--print-config"]) == 0
     assert capsys.readouterr().out == expected
+
+
+def test_training_commands_put_large_tensors_on_huge_pages(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """Training commands turn on torch's huge-page allocation before torch loads; a user's setting stands."""
+    import os
+
+    for command, expected in (("finetune", "1"), ("eval", None)):
+        monkeypatch.delenv("THP_MEM_ALLOC_ENABLE", raising=False)
+        assert main([command, "--print-config"]) == 0
+        assert os.environ.get("THP_MEM_ALLOC_ENABLE") == expected, command
+    monkeypatch.setenv("THP_MEM_ALLOC_ENABLE", "0")
+    assert main(["finetune", "--print-config"]) == 0
+    assert os.environ["THP_MEM_ALLOC_ENABLE"] == "0"
+    capsys.readouterr()
