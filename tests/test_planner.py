@@ -174,6 +174,27 @@ def test_grounded_copy_runs_the_retrieved_program_with_its_scene_ids_as_classes(
     assert runs[True].success and runs[True].programs == [program.replace(', object_instance="Mug_99"', "")]
 
 
+def test_copy_first_runs_the_retrieved_program_and_the_model_revises_it(coffee, tmp_path):
+    """copy_first: attempt 1 is the grounded copy; the model only writes re-plans, from its feedback."""
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    good = GOOD.split("```python\n")[1].split("```")[0]
+    broken = good.replace('InteractionObject("Mug")', 'InteractionObject("Cup")')  # another room's object
+    for copied, model_calls in ((good, 0), (broken, 1)):
+        mem = ExampleMemory(tmp_path / f"{model_calls}.db", SentenceTransformerEmbedder())
+        mem.add_many([Example(task_id="train/coffee/0", task_type="Coffee", instruction="Make coffee",
+                              revised_program=copied)])
+        agent, llm = planner([GOOD], mem, k=1, ground_ids=True, copy_first=True)
+        res = agent.run_episode(coffee, sim_for(coffee))
+        assert res.success and res.llm["calls"] == model_calls and res.programs[0] == copied
+        if model_calls:  # the one call is the re-plan prompt: the copied program and its error
+            assert res.replans == 1 and "Cup" in res.errors[0]
+            assert 'InteractionObject("Cup")' in llm.prompts[0][-1]["content"]
+            assert res.errors[0] in llm.prompts[0][-1]["content"]
+    with pytest.raises(ValueError, match="copy_first"):
+        PlannerConfig(mode="zero_shot", copy_first=True).validate()
+
+
 def test_malformed_output_reask_then_failed_attempt(coffee):
     agent, _ = planner(["no code here", "still nothing", "garbage", GOOD], None, mode="zero_shot", max_replans=1)
     res = agent.run_episode(coffee, sim_for(coffee))

@@ -14,7 +14,8 @@ execution error the model is re-prompted with the error and the code that alread
 - ``flat``: LLM-Planner — a flat high-level plan from kNN (instruction, plan) examples, with
   grounded re-planning that lists the objects observed so far.
 - ``copy``: no model at all — the top retrieved example's program is executed as it is (the
-  baseline that shows what retrieval alone buys).
+  baseline that shows what retrieval alone buys). ``ical`` with ``copy_first``: that copy is the
+  first attempt and the model writes the re-plans from the executor's feedback on it.
 
 Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether
 the agent also re-plans when a program ends without error but the goal does not hold is
@@ -82,6 +83,10 @@ class PlannerConfig:
             tuned planner must beat); and bind the object variables a program reads but never
             defines (``plate``) to their class (:func:`~icalkit.agents.grounding.bind_object_names`);
             not ``flat``.
+        copy_first: the first attempt runs the top retrieved example's program as ``copy`` mode
+            does (grounded by ``ground_ids``) and the model writes only the re-plans, from the
+            executor's feedback on it (retrieve, run, revise: the revision step the fine-tuning
+            pairs teach); ``ical`` mode.
     """
 
     mode: str = "ical"
@@ -94,6 +99,7 @@ class PlannerConfig:
     max_state_objects: int = 25
     precondition_checks: bool = False
     ground_ids: bool = False
+    copy_first: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -105,6 +111,8 @@ class PlannerConfig:
             raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
         if self.ground_ids and self.mode == "flat":
             raise ValueError("planner.ground_ids applies to programs, not to flat plans (mode 'flat')")
+        if self.copy_first and self.mode != "ical":
+            raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")
 
 
 @dataclass
@@ -269,7 +277,7 @@ class Planner:
         """First answer (re-ranked over the retrieval sets in ``rerank`` mode), its examples and the
         prompt it answered (in ``copy`` mode the prompt a model would have had, for ``ground_ids``;
         else empty)."""
-        if self.cfg.mode == "copy":
+        if self.cfg.mode == "copy" or self.cfg.copy_first and sets[0]:  # copy_first with no example: the model
             ex = sets[0][0] if sets[0] else None
             program = (ex.revised_program or ex.demo_program) if ex is not None else ""
             prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
