@@ -8,7 +8,9 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   bf16 autocast, then the default path (logits only at completion positions, shared prompt
   prefix run once per micro-batch, precision auto; see icalkit/training/completion_loss.py),
   the prompt encoded without gradient (``train.prompt_grad=false``), ablations, LoRA r=16, and
-  the default under ``accelerate launch --config_file accelerate_config.yaml``. Tokens/s counts
+  the default under ``accelerate launch --config_file accelerate_config.yaml``, and the default
+  and the prompt without gradient with 4 KB pages (``THP_MEM_ALLOC_ENABLE=0``; the training
+  commands allocate large tensors on transparent huge pages, see icalkit/cli.py). Tokens/s counts
   the pairs' tokens (padding excluded), over the whole ``trainer.train`` call and after the first
   optimizer step (steady); ratios are against the plain path of the same run at the machine's
   precision: bf16 autocast where the CPU computes bf16 natively (AVX512-BF16/AMX), fp32 where
@@ -19,6 +21,11 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   with the base model and a LoRA adapter; ``--requests`` greedy chat completions sent one at a
   time vs 8 at once, tokens/s and the ratio, for base and adapter.
 
+- ``gradient``: does the prompt without gradient learn as much per step as the exact gradient?
+  The recommended config (``--config``) on its own pairs (``--dataset``), ``--steps`` optimizer
+  steps both ways from the same weights on the same batches: validation loss, tokens/s, peak
+  RSS. A run folder that already has its steps is read, not retrained (``icalkit finetune``
+  resumes).
 - ``demo``: the last ``make demo`` run (``runs/demo``): its fine-tune (steps, tokens/s, peak RSS)
   and its before/after table (untuned, copy, fine-tuned on unseen layouts of the tuned types).
 - ``eval``: success on trained vs held-out task types (valid_unseen) of ``icalkit eval`` runs of
@@ -28,6 +35,8 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
+       python benchmarks/bench_finetune.py gradient --steps 10 [--config configs/finetune_rag.yaml]
+           [--dataset runs/finetune_rag/data/dataset]
        python benchmarks/bench_finetune.py demo [--demo-dir runs/demo] [--demo-wall-s SECONDS]
        python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
 """
@@ -57,7 +66,10 @@ VARIANTS = {
     "packing": ["train.method=full", "train.shared_prefix=false", "train.packing=true"],
     "lora16": ["train.method=lora", "train.lora_r=16"],
     "default_accelerate": ["train.method=full"],
+    "default_4k_pages": ["train.method=full"],  # the default with torch's huge-page allocation off
+    "prompt_nograd_4k_pages": ["train.method=full", "train.prompt_grad=false"],
 }
+VARIANT_ENV = {"default_4k_pages": {"THP_MEM_ALLOC_ENABLE": "0"}, "prompt_nograd_4k_pages": {"THP_MEM_ALLOC_ENABLE": "0"}}
 BF16_ONLY = {"plain_bf16"}  # skipped where bf16 is emulated (minutes per step; see fast_bf16)
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
@@ -93,7 +105,7 @@ def train_variant(name: str, dataset: Path, steps: int, micro_batch: int, grad_a
                "-m", "icalkit.cli", "finetune", *args]
     else:
         cmd = [sys.executable, "-m", "icalkit.cli", "finetune", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**ENV, **VARIANT_ENV.get(name, {})}, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     return json.loads((out / "train_summary.json").read_text())
@@ -230,6 +242,30 @@ def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
     return methods
 
 
+GRADIENT = {"exact": "train.prompt_grad=true", "prompt_nograd": "train.prompt_grad=false"}
+
+
+def phase_gradient(args: argparse.Namespace) -> dict:
+    """The exact gradient vs the prompt without gradient on the same batches (see the module docstring)."""
+    rows = {}
+    for name, flag in GRADIENT.items():
+        out = WORK / f"gradient_{name}"
+        cmd = [sys.executable, "-m", "icalkit.cli", "finetune", "--config", args.config, f"dataset={args.dataset}",
+               f"out_dir={out}", f"train.max_steps={args.steps}", "train.save_steps=5", "train.time_budget_s=0",
+               "train.eval_steps=0", "train.resume=true", flag]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=ROOT)
+        if proc.returncode != 0:
+            raise SystemExit(f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        s = json.loads((out / "train_summary.json").read_text())
+        rows[name] = {k: s.get(k) for k in (*TRAIN_KEYS, "steady_tokens_per_s")}
+        print(name, rows[name])
+    ratio = rows["prompt_nograd"]["train_tokens_per_s"] / rows["exact"]["train_tokens_per_s"]
+    return {"gradient": {"config": args.config, "dataset": args.dataset, "steps": args.steps, "cpu": cpu_model(),
+                         "runs": rows, "nograd_tokens_per_s_ratio": round(ratio, 2),
+                         "command": "icalkit finetune --config CONFIG dataset=DATASET train.max_steps=STEPS "
+                                    "train.prompt_grad=true|false"}}
+
+
 def phase_demo(args: argparse.Namespace) -> dict:
     """The last `make demo` (``--demo-dir``): its fine-tune's summary and its before/after table,
     with its end-to-end wall time when given (``--demo-wall-s``: `time make demo` on a fresh folder)."""
@@ -245,7 +281,7 @@ def phase_demo(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", choices=["train", "serve", "eval", "demo"])
+    parser.add_argument("phase", choices=["train", "serve", "eval", "gradient", "demo"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=4)
     parser.add_argument("--grad-accum", type=int, default=2)
@@ -260,10 +296,13 @@ def main() -> None:
                         help="the recommended method's fine-tune first, then the other evaluated ones")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
+    parser.add_argument("--config", default="configs/finetune_rag.yaml", help="gradient: the recommended training config")
+    parser.add_argument("--dataset", default="runs/finetune_rag/data/dataset", help="gradient: its pairs")
     parser.add_argument("--demo-dir", default="runs/demo")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
-    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "demo": phase_demo}
+    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "gradient": phase_gradient,
+              "demo": phase_demo}
     figures = phases[args.phase](args)
     print(json.dumps(merge(figures), indent=2))
 
