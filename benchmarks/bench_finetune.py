@@ -105,7 +105,12 @@ def train_variant(name: str, dataset: Path, steps: int, micro_batch: int, grad_a
                "-m", "icalkit.cli", "finetune", *args]
     else:
         cmd = [sys.executable, "-m", "icalkit.cli", "finetune", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={**ENV, **VARIANT_ENV.get(name, {})}, cwd=ROOT)
+    return run_finetune(name, cmd, out, VARIANT_ENV.get(name, {}))
+
+
+def run_finetune(name: str, cmd: list[str], out: Path, env: dict[str, str]) -> dict:
+    """Run one ``icalkit finetune`` command (``env`` added to the benchmark's); its train_summary.json."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**ENV, **env}, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     return json.loads((out / "train_summary.json").read_text())
@@ -253,10 +258,7 @@ def phase_gradient(args: argparse.Namespace) -> dict:
         cmd = [sys.executable, "-m", "icalkit.cli", "finetune", "--config", args.config, f"dataset={args.dataset}",
                f"out_dir={out}", f"train.max_steps={args.steps}", "train.save_steps=5", "train.time_budget_s=0",
                "train.eval_steps=0", "train.resume=true", flag]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=ROOT)
-        if proc.returncode != 0:
-            raise SystemExit(f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
-        s = json.loads((out / "train_summary.json").read_text())
+        s = run_finetune(name, cmd, out, {})
         rows[name] = {k: s.get(k) for k in (*TRAIN_KEYS, "steady_tokens_per_s")}
         print(name, rows[name])
     ratio = rows["prompt_nograd"]["train_tokens_per_s"] / rows["exact"]["train_tokens_per_s"]
