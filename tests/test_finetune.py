@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -383,7 +384,11 @@ def test_wandb_offline_logs_the_run_after_another_stage_used_wandb(pairs, tiny_d
                  "train.max_steps=2", "train.micro_batch=2", "train.grad_accum=1", "train.precision=fp32",
                  "train.threads=1", "train.save_steps=100", "wandb.enabled=true", "wandb.mode=offline"]) == 0
     runs = list(out.glob("wandb/offline-run-*/run-*.wandb"))  # the offline run `wandb sync` uploads
-    assert len(runs) == 1 and b"train/loss" in runs[0].read_bytes()
+    assert len(runs) == 1
+    deadline = time.monotonic() + 60  # wandb's service process may still be writing the file (seen under load)
+    while b"train/loss" not in runs[0].read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert b"train/loss" in runs[0].read_bytes()
     # the run's config.yaml is the same command again (every step done: it resumes to the end)
     assert main(["finetune", "--config", str(out / "config.yaml"), "wandb.enabled=false"]) == 0
     assert json.loads((out / "train_summary.json").read_text())["global_step"] == 2
