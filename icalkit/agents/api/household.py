@@ -181,8 +181,7 @@ class InteractionObject:
             if rt.config.precondition_checks:
                 target = _with_room(rt, receptacle, target, obj)
                 _open_container_of(rt, target)  # a plate in a closed cabinet
-                if target.object_type in CLOSED_BLOCKS and not target.is_open:
-                    rt.interact("Open", target)
+                _open_if_closed(rt, target)
             rt.interact("Place", target)
 
     def pickup_and_place(self, receptacle: InteractionObject) -> None:
@@ -301,9 +300,14 @@ def _take(rt: ApiRuntime, obj: SimObject) -> None:
 
 def _open_container_of(rt: ApiRuntime, obj: SimObject) -> None:
     """Open the closed container ``obj`` sits in, so that it can be reached."""
-    container = rt.world.objects.get(obj.parent) if obj.parent else None
-    if container is not None and container.object_type in CLOSED_BLOCKS and not container.is_open:
-        rt.interact("Open", container)
+    if obj.parent and (container := rt.world.objects.get(obj.parent)) is not None:
+        _open_if_closed(rt, container)
+
+
+def _open_if_closed(rt: ApiRuntime, obj: SimObject) -> None:
+    """Open ``obj`` if it is a container that blocks access while closed."""
+    if obj.object_type in CLOSED_BLOCKS and not obj.is_open:
+        rt.interact("Open", obj)
 
 
 def _with_room(rt: ApiRuntime, receptacle: InteractionObject, target: SimObject, obj: SimObject) -> SimObject:
@@ -311,8 +315,7 @@ def _with_room(rt: ApiRuntime, receptacle: InteractionObject, target: SimObject,
     ``obj`` (a room has several counter tops; the nearest may be full)."""
     if receptacle._named or len(target.children) < target.type.capacity:
         return target
-    room = [o for o in rt.candidates(target.object_type)
-            if len(o.children) < o.type.capacity and can_hold(o.object_type, obj.object_type)]
+    room = [o for o in rt.candidates(target.object_type) if _has_room(o, obj)]
     if room:
         receptacle.object_instance = room[0].object_id
         return room[0]
@@ -361,12 +364,16 @@ def _slice(rt: ApiRuntime, obj: SimObject) -> None:
     rt.interact("Slice", obj)
 
 
+def _has_room(receptacle: SimObject, obj: SimObject) -> bool:
+    """Whether ``receptacle`` can take ``obj`` now (its kind and its capacity)."""
+    return len(receptacle.children) < receptacle.type.capacity and can_hold(receptacle.object_type, obj.object_type)
+
+
 def _free_surface(runtime: ApiRuntime, held: SimObject) -> SimObject:
     world = runtime.world
     visible = set(runtime.sim.visible_objects())
     options = [o for o in world.objects.values()
-               if o.object_type in PUT_DOWN_SURFACES and can_hold(o.object_type, held.object_type)
-               and len(o.children) < o.type.capacity
+               if o.object_type in PUT_DOWN_SURFACES and _has_room(o, held)
                and not (o.object_type in CLOSED_BLOCKS and not o.is_open)]
     if not options:
         raise ActionFailed(f"There is no free surface to put the {held.object_type} down on.")
