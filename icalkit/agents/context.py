@@ -95,6 +95,11 @@ def state_text(state: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def example_program(example: Any) -> str:
+    """The program an example contributes (ICAL's revision, else the demonstration's own)."""
+    return example.revised_program or example.demo_program
+
+
 def format_example(example: Any, index: int | None = None) -> str:
     """One learned example as in-context text (instruction, state, summary, plan, program).
 
@@ -111,7 +116,7 @@ def format_example(example: Any, index: int | None = None) -> str:
         parts.append(f"Summary: {example.summary}")
     if example.plan:
         parts.append("Plan:\n" + "\n".join(f"{k + 1}. {step}" for k, step in enumerate(example.plan)))
-    parts.append(f"Program:\n```python\n{(example.revised_program or example.demo_program).strip()}\n```")
+    parts.append(f"Program:\n```python\n{example_program(example).strip()}\n```")
     return "\n".join(parts)
 
 

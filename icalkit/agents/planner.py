@@ -32,6 +32,7 @@ from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.context import (
+    example_program,
     format_examples,
     retrieval_state,
     retrieval_text,
@@ -175,11 +176,17 @@ def trace_summary(trace: Trace | None) -> list[dict[str, Any]]:
              "primitives": len(c.primitives)} for c in trace.calls]
 
 
+def grounded_answer(program: str, prompt: list[dict]) -> str:
+    """``program`` as ``ground_ids`` runs it: ids ``prompt`` does not show become classes, and the
+    object variables it reads but never defines are bound to their class."""
+    return bind_object_names(ground_program(program, shown_ids(prompt)))
+
+
 def flat_example_text(examples: list[Any]) -> str:
     """Examples as LLM-Planner (instruction, flat plan) pairs."""
     blocks = []
     for ex in examples:
-        steps = program_to_flat(ex.revised_program or ex.demo_program)
+        steps = program_to_flat(example_program(ex))
         if steps:
             blocks.append(f"Task: {ex.instruction_text()}\nPlan:\n" + "\n".join(steps))
     return "\n\n".join(blocks) or "(no examples)"
@@ -278,8 +285,7 @@ class Planner:
         prompt it answered (in ``copy`` mode the prompt a model would have had, for ``ground_ids``;
         else empty)."""
         if self.cfg.mode == "copy" or self.cfg.copy_first and sets[0]:  # copy_first with no example: the model
-            ex = sets[0][0] if sets[0] else None
-            program = (ex.revised_program or ex.demo_program) if ex is not None else ""
+            program = example_program(sets[0][0]) if sets[0] else ""
             prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
             return (Answer({"Program": program}, program) if program.strip()
                     else Answer(None, "", "no example was retrieved to copy")), sets[0], prompt
@@ -323,7 +329,7 @@ class Planner:
         for attempt in range(self.cfg.max_replans + 1):
             program = self._program_of(answer)
             if program is not None and self.cfg.ground_ids:  # the prompt this answer came from
-                program = bind_object_names(ground_program(program, shown_ids(prompt)))
+                program = grounded_answer(program, prompt)
             if program is None:
                 failed += 1
                 error = f"the answer could not be read ({answer.error})"

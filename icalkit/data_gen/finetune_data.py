@@ -11,6 +11,10 @@ Revision pairs teach the re-planning step: a realistic mistake is injected into 
 program (a container never opened, the wrong object, a missing step), the executor's feedback
 on the mistaken run goes into the planner's re-plan prompt, and the completion is the correct
 program — kept only if it then finishes the task from that state, as it would at deployment.
+The ``retrieved_copy`` kind injects nothing: the mistaken program is the top retrieved example's
+program grounded in the task's prompt, run with the deployed planner's executor settings —
+exactly the first attempt of retrieve, run, revise (``planner.copy_first``) — so its revision
+pairs are the re-plans that deployment asks for (another room's objects, full receptacles).
 """
 
 from __future__ import annotations
@@ -24,17 +28,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.context import retrieval_state
+from icalkit.agents.context import example_program, retrieval_state
 from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import action_feedback, goal_feedback
 from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
 from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
-from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
-MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object")
+MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object", "retrieved_copy")
 DEFAULT_MISTAKES = MISTAKES[:3]
+COPY = "retrieved_copy"  # not injected: the top retrieved example's program, grounded as deployed
 _DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
 
 
@@ -55,7 +60,8 @@ class PairConfig:
         k: retrieved examples in the prompt (0: the planner's zero-shot prompt).
         memory_path: example memory to retrieve from when ``k > 0``.
         revisions_per_task: revision pairs (injected mistake + feedback → program) per task.
-        mistakes: kinds of injected mistakes, from ``MISTAKES``.
+        mistakes: kinds of mistakes, from ``MISTAKES``; tried in a random order per task, except
+            ``retrieved_copy`` (needs ``k > 0``), which is tried first when listed.
         valid_fraction: share of tasks (whole tasks) in the validation split.
         planner: the deployment planner settings the prompts must match (dialogue, state size).
         oracle_object_map: executor setting used to replay the programs (as in ``icalkit plan``).
@@ -102,6 +108,8 @@ class PairConfig:
             raise ValueError("data.n_per_type must be >= 1, data.k and data.revisions_per_task >= 0")
         if unknown := set(self.mistakes) - set(MISTAKES):
             raise ValueError(f"data.mistakes {sorted(unknown)} not in {MISTAKES}")
+        if COPY in self.mistakes and not self.k:
+            raise ValueError(f"data.mistakes {COPY!r} copies a retrieved example: it needs data.k > 0")
         if not 0 <= self.valid_fraction < 1:
             raise ValueError(f"data.valid_fraction must be in [0, 1), got {self.valid_fraction}")
         if not set(self.task_types) - set(self.heldout_types):
@@ -186,13 +194,16 @@ class PairBuilder:
         self.cfg = cfg
         self.env = make_env("household", render_obs=False)
         self.limits = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map))
+        # a copied example runs as the deployed planner runs it (its pre-condition checks)
+        self.deployed = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map,
+                                                     precondition_checks=cfg.planner.precondition_checks))
         # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
         self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k),
                                  self.limits) if cfg.k else None
 
-    def _fresh(self, task: Task) -> Executor:
+    def _fresh(self, task: Task, limits: ExecutorLimits | None = None) -> Executor:
         self.env.reset(options={"task": task})
-        return Executor(self.env, self.limits)
+        return Executor(self.env, limits or self.limits)
 
     def build(self, task: Task) -> TaskPairs:
         """Plan pair (+ revision pairs) for ``task``; never raises for a task that fails."""
@@ -234,6 +245,7 @@ class PairBuilder:
         rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
         classes = sorted({i.rsplit("_", 1)[0] for i in ids})
         kinds = rng.sample(self.cfg.mistakes, len(self.cfg.mistakes))
+        kinds.sort(key=lambda kind: kind != COPY)  # stable: the copy first, the rest as drawn
         made = 0
         for kind in kinds:
             if made == self.cfg.revisions_per_task:
@@ -251,15 +263,19 @@ class PairBuilder:
         from icalkit.data_gen.programs import trajectory_to_program
 
         p = self.cfg.planner
-        wrong = inject_mistake(program, kind, rng, *classes)
+        if kind == COPY:
+            wrong = grounded_answer(example_program(examples[0]), program_prompt(
+                task, self._fresh(task).sim.world, examples, p.use_dialogue, p.max_state_objects)) if examples else None
+        else:
+            wrong = inject_mistake(program, kind, rng, *classes)
         if wrong is None:
             out.drop(f"revision_{kind}_not_applicable")
             return None
-        executor = self._fresh(task)
+        executor = self._fresh(task, self.deployed if kind == COPY else None)
         trace = executor.run(wrong, task)
         error = action_feedback(trace) or (goal_feedback(trace) if p.oracle_goal_feedback else None)
-        if trace.success or error is None:
-            out.drop(f"revision_{kind}_no_feedback")
+        if trace.success or error is None:  # nothing to revise, or no feedback to revise from
+            out.drop(f"revision_{kind}_{'succeeds' if trace.success else 'no_feedback'}")
             return None
         completed = trace.failure.completed if trace.failure else trace.program
         world = executor.sim.world
