@@ -195,6 +195,32 @@ def test_copy_first_runs_the_retrieved_program_and_the_model_revises_it(coffee, 
         PlannerConfig(mode="zero_shot", copy_first=True).validate()
 
 
+def test_room_fit_copies_the_example_the_room_can_follow(coffee, tmp_path):
+    """room_fit: the retrieved example whose program names only classes this room has is copied
+    (the top hit's task type first); off, the copy takes the top hit and fails on the missing class."""
+    from types import SimpleNamespace
+
+    from icalkit.agents.context import room_fit_order
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    good = GOOD.split("```python\n")[1].split("```")[0]
+    broken = good.replace('InteractionObject("Mug")', 'InteractionObject("Cup")')  # another room's object
+    mem = ExampleMemory(tmp_path / "m.db", SentenceTransformerEmbedder())
+    nearest, fitting = (Example(task_id=f"train/coffee/{i}", task_type="Coffee", instruction=text, revised_program=p)
+                        for i, (text, p) in enumerate([("Fill a clean mug with coffee", broken), ("Boil a potato in a pot", good)]))
+    mem.add_many([nearest, fitting])
+    runs = {fit: Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=fit)).run_episode(
+        coffee, sim_for(coffee)) for fit in (0, 2)}
+    assert runs[0].retrieved == [nearest.example_id] and "No Cup has been found" in runs[0].errors[0]
+    assert runs[2].retrieved == [fitting.example_id] and runs[2].success
+    ex = [SimpleNamespace(task_type=t, revised_program=p, demo_program="") for t, p in
+          [("Coffee", broken), ("Water Plant", good), ("Coffee", good), ("Coffee", broken)]]
+    assert room_fit_order(ex, {"Mug", "CoffeeMachine"}) == [ex[2], ex[0], ex[3], ex[1]]  # type, share, rank
+    assert room_fit_order([], {"Mug"}) == []
+    with pytest.raises(ValueError, match="room_fit"):
+        PlannerConfig(room_fit=-1).validate()
+
+
 def test_malformed_output_reask_then_failed_attempt(coffee):
     agent, _ = planner(["no code here", "still nothing", "garbage", GOOD], None, mode="zero_shot", max_replans=1)
     res = agent.run_episode(coffee, sim_for(coffee))

@@ -37,7 +37,7 @@ def relevant_types(task: Task, program: str = "") -> set[str]:
     """Object types the task mentions (its parameters and required objects) or a program names."""
     words = set(re.findall(r"[A-Z][A-Za-z]+", " ".join(map(str, task.params.values()))))
     words |= set(task.required_objects)
-    words |= set(re.findall(r"InteractionObject\(\s*['\"]([A-Za-z]+)['\"]", program))
+    words |= program_classes(program)
     words |= {w + "Sliced" for w in list(words)}
     return words
 
@@ -98,6 +98,28 @@ def state_text(state: dict[str, dict]) -> str:
 def example_program(example: Any) -> str:
     """The program an example contributes (ICAL's revision, else the demonstration's own)."""
     return example.revised_program or example.demo_program
+
+
+def program_classes(program: str) -> set[str]:
+    """Object classes a program names (``InteractionObject("Mug", ...)``)."""
+    return set(re.findall(r"InteractionObject\(\s*['\"]([A-Za-z]+)['\"]", program))
+
+
+def room_fit_order(examples: Sequence[Any], room: set[str]) -> list[Any]:
+    """Retrieved examples (best first) re-ordered so that the room can follow the first: those of the
+    top hit's task type first, each group by the share of its program's object classes in ``room``
+    (most first), ties in retrieval order."""
+    if not examples:
+        return []
+    top = examples[0].task_type
+
+    def key(item: tuple[int, Any]) -> tuple:
+        rank, ex = item
+        classes = program_classes(example_program(ex))
+        share = len(classes & room) / len(classes) if classes else 1.0
+        return (ex.task_type != top, -share, rank)
+
+    return [ex for _, ex in sorted(enumerate(examples), key=key)]
 
 
 def format_example(example: Any, index: int | None = None) -> str:

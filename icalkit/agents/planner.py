@@ -36,10 +36,11 @@ from icalkit.agents.context import (
     format_examples,
     retrieval_state,
     retrieval_text,
+    room_fit_order,
     task_text,
 )
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
-from icalkit.agents.feedback import action_feedback, goal_feedback
+from icalkit.agents.feedback import REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
 from icalkit.agents.grounding import bind_object_names, ground_program, shown_ids
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
@@ -88,6 +89,15 @@ class PlannerConfig:
             does (grounded by ``ground_ids``) and the model writes only the re-plans, from the
             executor's feedback on it (retrieve, run, revise: the revision step the fine-tuning
             pairs teach); ``ical`` mode.
+        review_done: when an attempt ends without an error (the agent believes the task is done;
+            whether it is, the agent is not told), re-prompt once with the state it left and
+            :data:`~icalkit.agents.feedback.REVIEW_TEXT` as the feedback: the model writes what is
+            left, or an empty program (done). It uses a re-plan, and a program written then can
+            also undo a finished task. Needs a model writing programs; the ``review`` fine-tuning
+            pairs teach it.
+        room_fit: re-rank the top ``room_fit`` retrieved examples so that the first one is the room's
+            best fit (:func:`~icalkit.agents.context.room_fit_order`: the top hit's task type, then
+            the share of the program's object classes the executor can find here); 0: off.
     """
 
     mode: str = "ical"
@@ -101,6 +111,8 @@ class PlannerConfig:
     precondition_checks: bool = False
     ground_ids: bool = False
     copy_first: bool = False
+    room_fit: int = 0
+    review_done: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -108,6 +120,10 @@ class PlannerConfig:
         if self.k < 1 or self.rerank_sets < 1 or self.max_replans < 0:
             raise ValueError(f"planner.k and planner.rerank_sets must be >= 1 and planner.max_replans >= 0, "
                              f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
+        if self.review_done and self.mode in ("copy", "flat"):
+            raise ValueError(f"planner.review_done needs a model writing programs, not mode {self.mode!r}")
+        if self.room_fit < 0:
+            raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.max_state_objects < 1:
             raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
         if self.ground_ids and self.mode == "flat":
@@ -223,8 +239,10 @@ class Planner:
         self.api = api_documentation()
 
     # ---------------------------------------------------------------- retrieval
-    def retrieve(self, task: Task, state: dict, frame: Any = None) -> tuple[list[list[Any]], str]:
-        """Example sets for the prompts (one set; ``rerank``: ``rerank_sets`` disjoint sets)."""
+    def retrieve(self, task: Task, state: dict, frame: Any = None,
+                 room: set[str] | None = None) -> tuple[list[list[Any]], str]:
+        """Example sets for the prompts (one set; ``rerank``: ``rerank_sets`` disjoint sets); ``room``:
+        the object types the executor can find, for ``room_fit``."""
         if self.cfg.mode == "zero_shot":
             return [[]], ""
         from icalkit.memory.example_memory import EmptyMemoryError
@@ -234,10 +252,13 @@ class Planner:
         try:
             weights = (1.0, 0.0, 0.0) if self.cfg.mode == "flat" else None  # LLM-Planner: kNN by instruction
             hits = self.memory.retrieve(retrieval_text(task, self.memory), state, use_frame,
-                                        k=self.cfg.k * n_sets, exclude_task_ids=[task.task_id], weights=weights)
+                                        k=max(self.cfg.k * n_sets, self.cfg.room_fit),
+                                        exclude_task_ids=[task.task_id], weights=weights)
         except EmptyMemoryError as exc:
             return [[]], str(exc)
         examples = [h.example for h in hits]
+        if self.cfg.room_fit and room is not None:
+            examples = room_fit_order(examples, room)
         sets = [examples[i * self.cfg.k:(i + 1) * self.cfg.k] for i in range(n_sets)]
         return [s for s in sets if s] or [[]], ""
 
@@ -319,10 +340,10 @@ class Planner:
         executor = Executor(env, self.limits)
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
-        sets, retrieval_error = self.retrieve(task, state0, frame)
+        sets, retrieval_error = self.retrieve(task, state0, frame, executor.runtime.known_types())
         scores: list[float] = []
         answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
-        programs, errors, failed, replans = [], [], 0, 0
+        programs, errors, failed, replans, reviewed = [], [], 0, 0, False
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
@@ -333,15 +354,24 @@ class Planner:
             if program is None:
                 failed += 1
                 error = f"the answer could not be read ({answer.error})"
+            elif reviewed and not ast.parse(program).body:  # the review's answer: nothing is left to do
+                programs.append(program)
+                break
             else:
                 programs.append(program)
                 trace = executor.run(program, task, mode=mode)
-                if trace.success:
+                error = action_feedback(trace)
+                review = error is None and self.cfg.review_done and not reviewed and attempt < self.cfg.max_replans
+                if trace.success and not review:  # a review is asked whether or not the task is done
                     break
-                error = action_feedback(trace) or (goal_feedback(trace) if self.cfg.oracle_goal_feedback else None)
+                if error is None and not trace.success and self.cfg.oracle_goal_feedback:
+                    error = goal_feedback(trace)
                 if error is None:  # the program ended and the agent believes the task is done
-                    break
-                failed += 1
+                    if not review:
+                        break
+                    reviewed, error = True, REVIEW_TEXT  # once: what is left, from the state it left
+                else:
+                    failed += 1
                 last_program = trace.program
                 done = trace.failure.completed if trace.failure else trace.program
                 completed = "\n".join(x for x in (completed, done) if x.strip())

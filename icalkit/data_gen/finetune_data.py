@@ -30,7 +30,7 @@ from typing import Any
 
 from icalkit.agents.context import example_program, retrieval_state
 from icalkit.agents.executor import Executor, ExecutorLimits
-from icalkit.agents.feedback import action_feedback, goal_feedback
+from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
 from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
 from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
@@ -198,7 +198,7 @@ class PairBuilder:
         self.deployed = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map,
                                                      precondition_checks=cfg.planner.precondition_checks))
         # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
-        self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k),
+        self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k, review_done=False),
                                  self.limits) if cfg.k else None
 
     def _fresh(self, task: Task, limits: ExecutorLimits | None = None) -> Executor:
@@ -219,7 +219,8 @@ class PairBuilder:
         present = {o.object_type for o in world0.objects.values()}  # before any program runs
         absent = sorted(t for t, ot in OBJECT_TYPES.items() if t not in present and ot.kind != "sliced")
         # the deployed planner's query: Planner.run retrieves with retrieval_state
-        sets, err = self.retriever.retrieve(task, retrieval_state(world0, task), None) if self.retriever else ([[]], "")
+        sets, err = (self.retriever.retrieve(task, retrieval_state(world0, task), None, executor.runtime.known_types())
+                     if self.retriever else ([[]], ""))
         if err:
             out.drop("retrieval_failed")
             return out
@@ -273,14 +274,20 @@ class PairBuilder:
             return None
         executor = self._fresh(task, self.deployed if kind == COPY else None)
         trace = executor.run(wrong, task)
-        error = action_feedback(trace) or (goal_feedback(trace) if p.oracle_goal_feedback else None)
-        if trace.success or error is None:  # nothing to revise, or no feedback to revise from
+        error = action_feedback(trace)
+        review = error is None and kind == COPY and p.review_done  # the deployed review of a silent finish
+        if error is None and not trace.success and p.oracle_goal_feedback:
+            error = goal_feedback(trace)
+        if (trace.success or error is None) and not review:  # nothing to revise, or no feedback to revise from
             out.drop(f"revision_{kind}_{'succeeds' if trace.success else 'no_feedback'}")
             return None
         completed = trace.failure.completed if trace.failure else trace.program
         world = executor.sim.world
-        prompt = replan_program_prompt(task, world, examples, trace.program, completed, error,
+        prompt = replan_program_prompt(task, world, examples, trace.program, completed, REVIEW_TEXT if review else error,
                                        p.use_dialogue, p.max_state_objects)
+        row = {"kind": "review" if review else "revision", "mistake": kind, "mistaken_program": wrong, "prompt": prompt}
+        if trace.success:  # (a review) nothing is left to do
+            return {**row, "completion": completion_text(DONE_PROGRAM)}
         ids = shown_ids(prompt)
         try:  # the rest of the solution from where the mistake left the world (not a restart)
             rest = ground_program(trajectory_to_program(world, expert_actions(task, world)), ids)
@@ -290,8 +297,7 @@ class PairBuilder:
         if not rest.strip() or ungrounded_ids(rest, ids) or not executor.run(rest, task).success:
             out.drop(f"revision_{kind}_fix_fails")
             return None
-        return {"kind": "revision", "mistake": kind, "mistaken_program": wrong, "prompt": prompt,
-                "completion": completion_text(rest)}
+        return {**row, "completion": completion_text(rest)}
 
 
 def length_stats(values: Iterable[int]) -> dict[str, float]:

@@ -224,6 +224,15 @@ class ApiRuntime:
 
     # ------------------------------------------------------------------ object lookup
 
+    def known_types(self) -> set[str]:
+        """Object types :meth:`candidates` can resolve now (visible, seen, held, or all with the oracle map);
+        a piece (``TomatoSliced``) counts where its whole object is known (the executor slices first)."""
+        visible = set(self.sim.visible_objects())
+        known = {o.object_type for o in self.world.objects.values()
+                 if o.object_id in visible or o.object_id in self.seen or self.world.held == o.object_id
+                 or self.config.oracle_object_map}
+        return known | {t + "Sliced" for t in known}
+
     def candidates(self, object_type: str) -> list[SimObject]:
         """Known instances of a type, best first: unclaimed, held, visible, not shut away, nearest."""
         objs = self.world.of_type(object_type)
