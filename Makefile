@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory
 
 setup: $(STAMP)
 
@@ -53,6 +53,14 @@ eval-memories: $(STAMP)
 	$(IK) ical demos_dir=runs/demos_eval abstraction=false out_dir=runs/memories/ical_no_abstraction memory.path=runs/memories/ical_no_abstraction.db
 	$(IK) ical demos_dir=runs/demos_eval hitl=false out_dir=runs/memories/ical_no_hitl memory.path=runs/memories/ical_no_hitl.db
 	$(IK) ical demos_dir=runs/demos_eval out_dir=runs/memories/ical memory.path=runs/memories/ical.db
+
+# the raw (noisy) demonstrations' memory with N per type, N=5 by default (`make raw-memory N=8`): the
+# fine-tuned planner's methods read runs/memories/raw_kinesthetic_n5.db (docs/finetune.md: the copy
+# fits more rooms with more demonstrations per type)
+N ?= 5
+raw-memory: $(STAMP)
+	test -d runs/demos_n$(N) || $(IK) demos n_per_type=$(N) split=train out_dir=runs/demos_n$(N) wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true demonstrators=[noisy] out_dir=runs/memories/raw_kinesthetic_n$(N) memory.path=runs/memories/raw_kinesthetic_n$(N).db
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

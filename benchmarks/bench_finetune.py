@@ -32,6 +32,9 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   the fine-tuned planner and its baselines (``trained_types_sr``, ``heldout_types_sr`` of the
   recommended method, with episode counts). An earlier evaluation of other run folders moves to
   ``earlier_evaluations``.
+- ``copies``: the grounded copy baseline (no model) under other example memories and retrieval
+  settings (``copy_memories``): how many demonstrations per type, which kind, and the room-fit
+  re-ranking (``planner.room_fit``), from ``icalkit eval`` runs of copy methods named apart.
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
@@ -236,7 +239,7 @@ def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
     for name in names:
         rows = [r for r in records if r["method"] == name and r["task_id"] in common]
         groups = {"trained_types": [r for r in rows if r["task_type"] in trained],
-                  "heldout_types": [r for r in rows if r["task_type"] not in trained]}
+                  "heldout_types": [r for r in rows if r["task_type"] not in trained], "all_types": rows}
         methods[name] = {}
         for group, recs in groups.items():
             agg = aggregate(Episode.from_record(r) for r in recs)
@@ -268,6 +271,14 @@ def phase_gradient(args: argparse.Namespace) -> dict:
                                     "train.prompt_grad=true|false"}}
 
 
+def phase_copies(args: argparse.Namespace) -> dict:
+    """The grounded copy baseline (no model) under other memories and retrieval settings: the
+    methods of ``--eval-dirs`` (named apart), grouped by the types ``--finetune-dir`` trained."""
+    trained = set(json.loads((Path(args.finetune_dir[0]) / "data" / "stats.json").read_text())["by_type"])
+    return {"copy_memories": {"tool": "icalkit eval (valid_unseen), copy methods only", "eval_dirs": args.eval_dirs,
+                              "methods": method_figures(args.eval_dirs, trained)}}
+
+
 def phase_demo(args: argparse.Namespace) -> dict:
     """The last `make demo` (``--demo-dir``): its fine-tune's summary and its before/after table,
     with its end-to-end wall time when given (``--demo-wall-s``: `time make demo` on a fresh folder)."""
@@ -283,7 +294,7 @@ def phase_demo(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", choices=["train", "serve", "eval", "gradient", "demo"])
+    parser.add_argument("phase", choices=["train", "serve", "eval", "copies", "gradient", "demo"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=4)
     parser.add_argument("--grad-accum", type=int, default=2)
@@ -303,8 +314,8 @@ def main() -> None:
     parser.add_argument("--demo-dir", default="runs/demo")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
-    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "gradient": phase_gradient,
-              "demo": phase_demo}
+    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "copies": phase_copies,
+              "gradient": phase_gradient, "demo": phase_demo}
     figures = phases[args.phase](args)
     print(json.dumps(merge(figures), indent=2))
 
