@@ -98,6 +98,14 @@ def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_it
     looped.loop_repeats = 1
     with pytest.raises(ValueError, match="loop_repeats must be 0"):
         looped.validate()
+    # planner settings added later count only away from their default (LATER_PLANNER_DEFAULTS: the
+    # episodes recorded before them ran as the default does and stay valid)
+    for key, value in (("room_fit", 5), ("review_done", True)):
+        later = load_method("zero_shot")
+        setattr(later.planner, key, value)
+        assert method_fingerprint(later, llm, sampling) != fp
+        setattr(later.planner, key, getattr(plain.planner, key))
+        assert method_fingerprint(later, llm, sampling) == fp
 
 
 def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model, memory_path):

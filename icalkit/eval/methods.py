@@ -126,6 +126,11 @@ def method_sampling(method: MethodConfig, sampling: dict[str, Any]) -> dict[str,
     return {**sampling, **{k: v for k, v in own.items() if v}}
 
 
+# planner settings added after episodes were recorded with the behaviour of their default: left out
+# of the fingerprint at that default, so that those episodes stay valid
+LATER_PLANNER_DEFAULTS = {"room_fit": 0, "review_done": False}
+
+
 def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:
     """Identity of what a method's episodes were run with: its settings, its effective model
     settings and sampling, the model / adapter folder's files (size + mtime) and the example
@@ -143,6 +148,8 @@ def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: d
 
     llm = effective_llm(method, default_llm)
     settings = {k: v for k, v in to_dict(method).items() if k not in ("name", "description", "memory_hint", "llm")}
+    settings["planner"] = {k: v for k, v in settings["planner"].items()
+                           if k not in LATER_PLANNER_DEFAULTS or v != LATER_PLANNER_DEFAULTS[k]}
     folders = [Path(p) for p in (llm.model, llm.adapter) if p and Path(p).is_dir()]
     blob = json.dumps([settings, to_dict(llm), method_sampling(method, sampling), files_stamp(*folders),
                        records_digest(method.memory)],
