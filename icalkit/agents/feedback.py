@@ -22,7 +22,6 @@ REVIEW_TEXT = ("The program ran to its end without an error. Compare the current
 DONE_PROGRAM = "# the task is complete"  # the answer to REVIEW_TEXT when nothing is left
 
 
-
 def action_feedback(trace: Trace) -> str | None:
     """Feedback about the first failure of the run (None when the program completed)."""
     failure = trace.failure
