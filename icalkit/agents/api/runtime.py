@@ -228,17 +228,19 @@ class ApiRuntime:
         """Object types :meth:`candidates` can resolve now (visible, seen, held, or all with the oracle map);
         a piece (``TomatoSliced``) counts where its whole object is known (the executor slices first)."""
         visible = set(self.sim.visible_objects())
-        known = {o.object_type for o in self.world.objects.values()
-                 if o.object_id in visible or o.object_id in self.seen or self.world.held == o.object_id
-                 or self.config.oracle_object_map}
+        known = {o.object_type for o in self.world.objects.values() if self._is_known(o, visible)}
         return known | {t + "Sliced" for t in known}
+
+    def _is_known(self, obj: SimObject, visible: set[str]) -> bool:
+        """Whether the agent can name ``obj`` now: visible, seen, held, or any with the oracle map."""
+        return (obj.object_id in visible or obj.object_id in self.seen or self.world.held == obj.object_id
+                or self.config.oracle_object_map)
 
     def candidates(self, object_type: str) -> list[SimObject]:
         """Known instances of a type, best first: unclaimed, held, visible, not shut away, nearest."""
         objs = self.world.of_type(object_type)
         visible = set(self.sim.visible_objects())
-        known = [o for o in objs if o.object_id in visible or o.object_id in self.seen
-                 or self.world.held == o.object_id or self.config.oracle_object_map]
+        known = [o for o in objs if self._is_known(o, visible)]
 
         held = self.world.held
 
