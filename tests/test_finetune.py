@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from planner_doubles import ScriptedLLM, one_torch_thread
+from planner_doubles import one_torch_thread
 
 from icalkit.agents.executor import Executor
 from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
@@ -368,106 +368,6 @@ def test_retrieval_augmented_pairs_carry_what_the_deployed_planner_retrieves(tmp
         executor = Executor(env)
         sets, _ = deployed.retrieve(task, retrieval_state(executor.sim.world, task))
         assert row["prompt"] == deployed._first_prompt(task, executor, sets[0])
-
-
-def test_copy_revision_pairs_are_the_deployed_first_replan(tmp_path):
-    """``retrieved_copy``: the mistaken program is the retrieved example's program grounded as
-    ``planner.copy_first`` runs it, and the revision prompt is, byte for byte, the re-plan prompt the
-    deployed retrieve-run-revise planner sends after that copy fails; the completion finishes the task."""
-    from dataclasses import replace
-
-    from icalkit.agents.llm_session import LLMSession
-    from icalkit.agents.planner import Planner
-    from icalkit.commands.finetune import Config
-    from icalkit.config import load_config
-    from icalkit.envs.factory import make_env
-    from icalkit.envs.household.scene import build_world
-    from icalkit.envs.household.tasks.sampler import sample_tasks
-    from icalkit.memory.embed import SentenceTransformerEmbedder
-    from icalkit.memory.example import Example
-    from icalkit.memory.example_memory import ExampleMemory
-
-    tasks = sample_tasks(["Coffee"], 2, "train")
-    present = {o.object_type for t in tasks for o in build_world(t).objects.values()}
-    cup = next(c for c in ("Cup", "Bowl", "Pot", "Kettle", "Vase") if c not in present)  # another room's object
-    program = (f'mug = InteractionObject("{cup}", object_instance="{cup}_7")\n'
-               'machine = InteractionObject("CoffeeMachine", object_instance="CoffeeMachine_3")\n'
-               'mug.pickup_and_place(machine)\nmachine.toggle_on()\n')
-    mem = ExampleMemory(tmp_path / "m.db", SentenceTransformerEmbedder())
-    mem.add_many([Example(task_id=t.task_id, task_type="Coffee", instruction=t.instruction, demo_program=program)
-                  for t in tasks])
-    cfg = load_config(Config, ROOT / "configs/finetune.yaml",
-                      ["data.task_types=[Coffee]", "data.n_per_type=2", "data.k=1", f"data.memory_path={tmp_path}/m.db",
-                       "data.mistakes=[skip_open, retrieved_copy]", "data.planner.precondition_checks=true",
-                       "data.valid_fraction=0.0"])
-    build_pairs(cfg.data, tmp_path / "pairs", mem, progress=False)
-    records = {json.loads(line)["task_id"]: json.loads(line) for line in (tmp_path / "pairs/pairs.jsonl").open()}
-    env = make_env("household", render_obs=False)
-    for task in tasks:
-        (rev,) = [r for r in records[task.task_id]["rows"] if r["kind"] == "revision"]
-        assert rev["mistake"] == "retrieved_copy"  # tried before the randomly ordered kinds
-        llm = ScriptedLLM(["no program"] * 2)
-        deployed = Planner(LLMSession(llm), mem, replace(cfg.data.planner, mode="ical", k=1, max_replans=1,
-                                                          ground_ids=True, copy_first=True))
-        env.reset(options={"task": task})
-        res = deployed.run_episode(task, env)
-        assert res.programs[0] == rev["mistaken_program"] and f'"{cup}"' in rev["mistaken_program"]
-        assert f"{cup}_7" not in rev["mistaken_program"]  # the example's own ids become classes
-        assert llm.prompts[0] == rev["prompt"] and res.errors[0] in rev["prompt"][-1]["content"]
-        rest = rev["completion"].split("```python\n")[1].split("```")[0]
-        env.reset(options={"task": task})
-        replay = Executor(env, deployed.limits)
-        assert not replay.run(rev["mistaken_program"], task).success and replay.run(rest, task).success
-    with pytest.raises(ValueError, match="needs data.k > 0"):
-        PairConfig(mistakes=["retrieved_copy"]).validate()
-
-
-def test_review_pairs_teach_the_deployed_review_of_a_silent_finish(tmp_path):
-    """``data.planner.review_done``: a copy that ends without an error gives a ``review`` pair whose
-    prompt is the deployed planner's review prompt (asked whether or not the task is done); its
-    completion is the empty program when the copy finished the task, else the rest of the solution."""
-    from dataclasses import replace
-
-    from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT
-    from icalkit.agents.llm_session import LLMSession
-    from icalkit.agents.planner import Planner
-    from icalkit.commands.finetune import Config
-    from icalkit.config import load_config
-    from icalkit.envs.factory import make_env
-    from icalkit.envs.household.tasks.sampler import sample_tasks
-    from icalkit.memory.embed import SentenceTransformerEmbedder
-    from icalkit.memory.example import Example
-    from icalkit.memory.example_memory import ExampleMemory
-
-    tasks = sample_tasks(["Coffee"], 2, "train")  # both mugs start dirty
-    rinse = ('sink = InteractionObject("SinkBasin")\nmug.pickup_and_place(sink)\n'
-             'faucet = InteractionObject("Faucet")\nfaucet.toggle_on()\nfaucet.toggle_off()\n')
-    brew = 'machine = InteractionObject("CoffeeMachine")\nmug.pickup_and_place(machine)\nmachine.toggle_on()\n'
-    env = make_env("household", render_obs=False)
-    for finished, program in ((True, rinse + brew), (False, brew)):  # the copy ends silently either way
-        mem = ExampleMemory(tmp_path / f"{finished}.db", SentenceTransformerEmbedder())
-        mem.add_many([Example(task_id="train/coffee/x", task_type="Coffee", instruction="Make coffee",
-                              demo_program='mug = InteractionObject("Mug")\n' + program)])
-        cfg = load_config(Config, ROOT / "configs/finetune.yaml",
-                          ["data.task_types=[Coffee]", "data.n_per_type=2", "data.k=1", "data.valid_fraction=0.0",
-                           f"data.memory_path={tmp_path}/{finished}.db", "data.mistakes=[retrieved_copy]",
-                           "data.planner.precondition_checks=true", "data.planner.review_done=true"])
-        build_pairs(cfg.data, tmp_path / f"pairs{finished}", mem, progress=False)
-        for line in (tmp_path / f"pairs{finished}/pairs.jsonl").open():
-            rec = json.loads(line)
-            (rev,) = [r for r in rec["rows"] if r["kind"] != "plan"]
-            assert rev["kind"] == "review" and REVIEW_TEXT in rev["prompt"][-1]["content"]
-            assert (DONE_PROGRAM in rev["completion"]) == finished
-            task = next(t for t in tasks if t.task_id == rec["task_id"])
-            llm = ScriptedLLM([rev["completion"]])
-            deployed = Planner(LLMSession(llm), mem, replace(cfg.data.planner, mode="ical", k=1, max_replans=1,
-                                                              ground_ids=True, copy_first=True))
-            env.reset(options={"task": task})
-            res = deployed.run_episode(task, env)
-            assert llm.prompts == [rev["prompt"]] and res.errors == [REVIEW_TEXT]
-            assert res.success and res.failed_attempts == 0 and len(res.programs) == 2
-    with pytest.raises(ValueError, match="review_done"):
-        replace(cfg.data.planner, mode="copy").validate()
 
 
 def test_wandb_offline_logs_the_run_after_another_stage_used_wandb(pairs, tiny_dir, tmp_path, monkeypatch):
