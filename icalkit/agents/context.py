@@ -100,9 +100,14 @@ def example_program(example: Any) -> str:
     return example.revised_program or example.demo_program
 
 
+def program_class_order(program: str) -> list[str]:
+    """Object classes a program names (``InteractionObject("Mug", ...)``), in order of first use."""
+    return unique(re.findall(r"InteractionObject\(\s*['\"]([A-Za-z]+)['\"]", program))
+
+
 def program_classes(program: str) -> set[str]:
-    """Object classes a program names (``InteractionObject("Mug", ...)``)."""
-    return set(re.findall(r"InteractionObject\(\s*['\"]([A-Za-z]+)['\"]", program))
+    """Object classes a program names, as a set."""
+    return set(program_class_order(program))
 
 
 def room_fit_order(examples: Sequence[Any], room: set[str]) -> list[Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Collection
 
 _INSTANCE = re.compile(r',\s*object_instance="([^"]+)"')
 _PARENT_STR = re.compile(r',\s*parent_object="([^"]+)"')
@@ -64,3 +65,44 @@ def bind_object_names(program: str) -> str:
         if cls in OBJECT_TYPES:
             lines.append(f'{name} = InteractionObject("{cls}")\n')
     return "".join(lines) + program
+
+
+_REPLACE_LINE = re.compile(r"^\s*[-*]?\s*`?([A-Z][A-Za-z]+)`?\s*(?:->|→|=>)\s*`?([A-Z][A-Za-z]+)`?\s*$")
+
+
+def parse_replacements(text: str, example_classes: Collection[str], room_classes: Collection[str]) -> dict[str, str]:
+    """The class replacements of a ``planner_reground`` answer (``Replace:`` then lines
+    ``CreditCard -> KeyChain``), keeping only lines that replace a class the example uses by one the
+    room shows (``room_classes``) and the example does not use (that would merge two of its objects);
+    ``(none)`` gives ``{}``.
+
+    Raises:
+        ValueError: the answer has no ``Replace:`` section (model output is untrusted).
+    """
+    head = re.search(r"Replace\s*:", text, re.I)
+    if head is None:
+        raise ValueError("no 'Replace:' section")
+    out: dict[str, str] = {}
+    for line in text[head.end():].splitlines():
+        m = _REPLACE_LINE.match(line)
+        if m and m.group(1) in example_classes and m.group(2) in room_classes and m.group(2) not in example_classes:
+            out.setdefault(m.group(1), m.group(2))
+    return out
+
+
+def replacements_text(mapping: dict[str, str]) -> str:
+    """A ``planner_reground`` answer for ``mapping`` (the fine-tuning target; read back by
+    :func:`parse_replacements`)."""
+    return "Replace:\n" + ("\n".join(f"{a} -> {b}" for a, b in mapping.items()) or "(none)")
+
+
+def replace_classes(program: str, mapping: dict[str, str]) -> str:
+    """``program`` with each class of ``mapping`` replaced in its string literals: the class
+    (``"CreditCard"``), its pieces (``"AppleSliced"`` -> ``"TomatoSliced"``) and its instance ids
+    (``"CreditCard_2"`` -> ``"KeyChain_2"``, which ``ground_program`` turns into the class unless
+    the task's prompt shows that id)."""
+    if not mapping:
+        return program
+    alternatives = "|".join(sorted(map(re.escape, mapping), key=len, reverse=True))
+    pattern = re.compile(rf'"({alternatives})(Sliced)?(_\d+)?"')
+    return pattern.sub(lambda m: f'"{mapping[m.group(1)]}{m.group(2) or ""}{m.group(3) or ""}"', program)

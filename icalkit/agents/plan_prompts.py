@@ -12,7 +12,14 @@ from functools import lru_cache
 from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
-from icalkit.agents.context import format_examples, planner_state, state_text, task_text
+from icalkit.agents.context import (
+    example_program,
+    format_examples,
+    planner_state,
+    program_class_order,
+    state_text,
+    task_text,
+)
 from icalkit.agents.prompts import PromptTemplate, load_template
 from icalkit.envs.household.state import World
 from icalkit.envs.household.tasks.task import Task
@@ -58,3 +65,22 @@ def replan_program_prompt(task: Task, world: World, examples: Sequence[Any], pro
         api=api_text(), examples=examples_text(examples), task=task_text(task, use_dialogue),
         completed=completed or "(nothing)", error=error, program=program or "(none)",
         state=planner_state_text(world, task, max_state_objects))
+
+
+def reground_classes(task: Task, world: World, example: Any, max_state_objects: int = 25) -> tuple[list[str], list[str]]:
+    """(the classes ``example``'s program uses, in order of first use; the classes of the state the
+    planner shows for ``task``): what a ``planner_reground`` prompt lists."""
+    shown = planner_state(world, task, limit=max_state_objects)
+    room = list(dict.fromkeys(a.get("label", oid.rsplit("_", 1)[0]) for oid, a in shown.items()))
+    return program_class_order(example_program(example)), room
+
+
+def reground_prompt(task: Task, world: World, example: Any, use_dialogue: bool = True,
+                    max_state_objects: int = 25) -> list[dict]:
+    """Chat messages asking which of ``example``'s object classes stand for which of the task's
+    (template ``planner_reground``; ``planner.reground``): the example's goal sentence and
+    :func:`reground_classes`, and the task."""
+    used, room = reground_classes(task, world, example, max_state_objects)
+    return template("planner_reground").render(
+        example_task=example.instruction_text(), example_objects=", ".join(used) or "(none)",
+        task=task_text(task, use_dialogue), objects=", ".join(room) or "(none)")

@@ -42,13 +42,21 @@ from icalkit.agents.context import (
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
-from icalkit.agents.grounding import bind_object_names, ground_program, shown_ids
+from icalkit.agents.grounding import (
+    bind_object_names,
+    ground_program,
+    parse_replacements,
+    replace_classes,
+    shown_ids,
+)
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
 from icalkit.agents.parsing import ParseError, parse_sections
 from icalkit.agents.plan_prompts import (
     ZERO_SHOT_EXAMPLES,
     planner_state_text,
     program_prompt,
+    reground_classes,
+    reground_prompt,
     replan_program_prompt,
 )
 from icalkit.agents.prompts import load_template
@@ -57,6 +65,7 @@ from icalkit.envs.household.tasks.task import Task
 
 PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat", "copy")
 SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
+REGROUND_TOKENS = 64  # a few "A -> B" lines
 
 
 @dataclass
@@ -95,6 +104,11 @@ class PlannerConfig:
             left, or an empty program (done). It uses a re-plan, and a program written then can
             also undo a finished task. Needs a model writing programs; the ``review`` fine-tuning
             pairs teach it.
+        reground: with ``copy_first``, before the copy runs the model is asked which of the example's
+            object classes stand for which of the task's (template ``planner_reground``, one short
+            answer ``CreditCard -> KeyChain``) and the copy runs with them replaced
+            (:func:`~icalkit.agents.grounding.replace_classes`); an unreadable answer leaves the copy
+            as it is. The ``reground`` fine-tuning pairs teach it.
         room_fit: re-rank the top ``room_fit`` retrieved examples so that the first one is the room's
             best fit (:func:`~icalkit.agents.context.room_fit_order`: the top hit's task type, then
             the share of the program's object classes the executor can find here); 0: off.
@@ -113,6 +127,7 @@ class PlannerConfig:
     copy_first: bool = False
     room_fit: int = 0
     review_done: bool = False
+    reground: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -128,6 +143,8 @@ class PlannerConfig:
             raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
         if self.ground_ids and self.mode == "flat":
             raise ValueError("planner.ground_ids applies to programs, not to flat plans (mode 'flat')")
+        if self.reground and not self.copy_first:
+            raise ValueError("planner.reground re-grounds the copied example: it needs planner.copy_first")
         if self.copy_first and self.mode != "ical":
             raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")
 
@@ -236,6 +253,7 @@ class Planner:
         self.t_plan = load_template("planner_flat" if flat else "planner")
         self.t_replan = load_template("planner_flat_replan" if flat else "planner_replan")
         self.t_score = load_template("planner_score")
+        self.t_reground = load_template("planner_reground")
         self.api = api_documentation()
 
     # ---------------------------------------------------------------- retrieval
@@ -307,6 +325,8 @@ class Planner:
         else empty)."""
         if self.cfg.mode == "copy" or self.cfg.copy_first and sets[0]:  # copy_first with no example: the model
             program = example_program(sets[0][0]) if sets[0] else ""
+            if self.cfg.reground and program:
+                program = self.reground(task, executor, sets[0][0], program, stats)
             prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
             return (Answer({"Program": program}, program) if program.strip()
                     else Answer(None, "", "no example was retrieved to copy")), sets[0], prompt
@@ -324,6 +344,15 @@ class Planner:
         scores += [by_index.get(i, -1.0) for i in range(len(answers))]
         best = max(range(len(answers)), key=lambda i: (by_index.get(i, -1.0), -i))
         return answers[best], sets[best], prompts[best]
+
+    def reground(self, task: Task, executor: Executor, example: Any, program: str, stats: CallStats) -> str:
+        """``program`` (the example's) with the classes the model maps to the task's replaced."""
+        world, n_state = executor.sim.world, self.cfg.max_state_objects
+        used, room = reground_classes(task, world, example, n_state)
+        prompt = reground_prompt(task, world, example, self.cfg.use_dialogue, n_state)
+        answer = self.llm.ask([prompt], lambda text: parse_replacements(text, used, room), self.t_reground.prompt_id,
+                              [stats], max_new_tokens=REGROUND_TOKENS)[0]
+        return replace_classes(program, answer.value or {})
 
     # ---------------------------------------------------------------- the episode
     def run_episode(self, task: Task, env: Any, ref_len: int | None = None, frame: Any = None) -> EpisodeResult:

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Mapping
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.checker import check_goal, is_a, resolve
 from icalkit.envs.household.tasks.instructions import write_instructions
-from icalkit.envs.household.tasks.registry import TaskSpecError, TaskType, choose_params, get_task_type
+from icalkit.envs.household.tasks.registry import (
+    TASK_TYPES,
+    TaskSpecError,
+    TaskType,
+    choose_params,
+    get_task_type,
+)
 from icalkit.envs.household.tasks.task import SPLITS, Task
 
 SCENE_SEEDS = 100_000  # scene seeds are drawn from 0..SCENE_SEEDS-1
@@ -111,6 +117,20 @@ def make_task(task_type: str, params: Mapping[str, str] | None = None, *, split:
 def sample_task(task_type: str, index: int, split: str, seed: int = 0, grounded: bool = True) -> Task:
     """The ``index``-th task of a type in a split (deterministic in all arguments)."""
     return make_task(task_type, split=split, index=index, seed=seed, grounded=grounded)
+
+
+def task_from_id(task_id: str) -> Task:
+    """The task a ``sample_task`` id names (``train/put_all_x_on_y/0-00003``), rebuilt.
+
+    Raises:
+        TaskSpecError: the id is not ``split/type/seed-index`` of a known task type.
+    """
+    parts = task_id.split("/")
+    match = re.fullmatch(r"(\d+)-(\d+)", parts[-1]) if len(parts) == 3 else None
+    names = {_slug(name): name for name in TASK_TYPES}
+    if match is None or parts[1] not in names:
+        raise TaskSpecError(f"task id {task_id!r} is not split/type/seed-index of a known task type")
+    return sample_task(names[parts[1]], int(match.group(2)), parts[0], int(match.group(1)))
 
 
 def sample_tasks(task_types: Iterable[str], n_per_type: int, split: str, seed: int = 0,
