@@ -114,3 +114,67 @@ def test_review_pairs_teach_the_deployed_review_of_a_silent_finish(tmp_path):
             assert res.success and res.failed_attempts == 0 and len(res.programs) == 2
     with pytest.raises(ValueError, match="review_done"):
         replace(cfg.data.planner, mode="copy").validate()
+
+
+def test_reground_pairs_teach_the_deployed_replacement_of_the_example_objects(tmp_path):
+    """``data.planner.reground``: the ``reground`` pair's prompt is, byte for byte, what the deployed
+    planner asks before the copy; its completion (the example's task parameters -> this task's) makes
+    the copy solve the task, and the copy without it does not."""
+    from dataclasses import replace
+
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.data_gen.expert import expert_actions
+    from icalkit.data_gen.finetune_data import PairBuilder
+    from icalkit.data_gen.programs import trajectory_to_program
+    from icalkit.envs.factory import make_env
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.tasks.registry import TaskSpecError
+    from icalkit.envs.household.tasks.sampler import sample_task, task_from_id
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+    from icalkit.memory.example import Example
+    from icalkit.memory.example_memory import ExampleMemory
+
+    cards, task = sample_task("Put All X On Y", 2, "train"), sample_task("Put All X On Y", 1, "train")
+    assert task_from_id(cards.task_id).to_dict() == cards.to_dict()  # the example's task, rebuilt from its id
+    assert (cards.params["#0"], task.params["#0"]) == ("CreditCard", "Pen")  # both onto the coffee table
+    mem = ExampleMemory(tmp_path / "m.db", SentenceTransformerEmbedder())
+    mem.add_many([Example(task_id=cards.task_id, task_type=cards.task_type, instruction=cards.instruction,
+                          demo_program=trajectory_to_program(build_world(cards), expert_actions(cards)))])
+    planner = PlannerConfig(k=1, precondition_checks=True, ground_ids=True, copy_first=True, reground=True, max_replans=0)
+    cfg = PairConfig(task_types=["Put All X On Y"], k=1, mistakes=["retrieved_copy"], plan_pairs=False, planner=planner)
+    cfg.validate()
+    rows = PairBuilder(cfg, mem).build(task).rows
+    assert [r["kind"] for r in rows] == ["reground"]  # the re-grounded copy succeeds: no revision left
+    assert rows[0]["completion"] == "Replace:\nCreditCard -> Pen"
+    env = make_env("household", render_obs=False)
+    for answer, solved in ((rows[0]["completion"], True), ("Replace:\n(none)", False)):
+        llm = ScriptedLLM([answer])
+        env.reset(options={"task": task})
+        res = Planner(LLMSession(llm), mem, planner).run_episode(task, env)
+        assert llm.prompts == [rows[0]["prompt"]] and res.success == solved
+        assert ('"Pen"' in res.programs[0]) == solved and ('"CreditCard"' in res.programs[0]) != solved
+    with pytest.raises(ValueError, match="needs planner.copy_first"):
+        replace(planner, copy_first=False).validate()
+    with pytest.raises(ValueError, match="list 'retrieved_copy'"):
+        replace(cfg, mistakes=["skip_open"]).validate()
+    with pytest.raises(TaskSpecError, match="not split/type/seed-index"):
+        task_from_id("train/no_such_type/0-00001")
+
+
+def test_replacement_answers_are_read_as_untrusted_text():
+    """Only lines that replace a class the example uses by one the room shows and the example does
+    not use count (a held-out Water Plant answer once turned the example's bottle into its faucet)."""
+    from icalkit.agents.grounding import parse_replacements, replace_classes, replacements_text
+
+    used, room = ["CreditCard", "Plate", "Faucet"], ["Pen", "Plate", "Faucet", "Sofa"]
+    text = ("Sure.\nReplace:\n- `CreditCard` -> `Pen`\nFaucet -> os.system\nPlate -> Spaceship\nPlate -> Faucet\n"
+            "Mug -> Sofa\n")
+    assert parse_replacements(text, used, room) == {"CreditCard": "Pen"}
+    assert parse_replacements("Replace:\nCreditCard -> Faucet\nCreditCard -> Cup", used, room) == {}
+    assert parse_replacements(replacements_text({}), used, room) == {}
+    with pytest.raises(ValueError, match="Replace"):
+        parse_replacements("CreditCard -> Pen", used, room)
+    program = 'a = InteractionObject("Apple", object_instance="Apple_2")\nb = InteractionObject("AppleSliced")\n' \
+              'c = InteractionObject("Pineapple")\n'
+    assert replace_classes(program, {"Apple": "Tomato"}) == program.replace('"Apple', '"Tomato')

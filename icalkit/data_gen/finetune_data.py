@@ -15,6 +15,11 @@ The ``retrieved_copy`` kind injects nothing: the mistaken program is the top ret
 program grounded in the task's prompt, run with the deployed planner's executor settings —
 exactly the first attempt of retrieve, run, revise (``planner.copy_first``) — so its revision
 pairs are the re-plans that deployment asks for (another room's objects, full receptacles).
+
+With ``planner.reground`` a ``reground`` pair teaches the step before that copy: its prompt is the
+deployed ``planner_reground`` prompt and its completion the replacements that turn the example's
+task parameters into this task's (:func:`reground_target`); the ``retrieved_copy`` then runs with
+them, as deployed.
 """
 
 from __future__ import annotations
@@ -28,11 +33,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.context import example_program, retrieval_state
+from icalkit.agents.context import example_program, program_classes, retrieval_state
 from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT, action_feedback, goal_feedback
-from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
-from icalkit.agents.plan_prompts import program_prompt, replan_program_prompt
+from icalkit.agents.grounding import (
+    ground_program,
+    replace_classes,
+    replacements_text,
+    shown_ids,
+    ungrounded_ids,
+)
+from icalkit.agents.plan_prompts import program_prompt, reground_prompt, replan_program_prompt
 from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
@@ -63,6 +74,8 @@ class PairConfig:
         mistakes: kinds of mistakes, from ``MISTAKES``; tried in a random order per task, except
             ``retrieved_copy`` (needs ``k > 0``), which is tried first when listed.
         valid_fraction: share of tasks (whole tasks) in the validation split.
+        plan_pairs: whether to write each task's plan pair (prompt -> whole program); false for a
+            model deployed with ``planner.copy_first``, which never writes the first program.
         planner: the deployment planner settings the prompts must match (dialogue, state size).
         oracle_object_map: executor setting used to replay the programs (as in ``icalkit plan``).
         env: ``household`` (programs against the action API) or ``alfworld`` (flat plans of text
@@ -82,6 +95,7 @@ class PairConfig:
     revisions_per_task: int = 1
     mistakes: list[str] = field(default_factory=lambda: list(DEFAULT_MISTAKES))
     valid_fraction: float = 0.1
+    plan_pairs: bool = True
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     oracle_object_map: bool = True
     env: str = "household"
@@ -112,11 +126,30 @@ class PairConfig:
             raise ValueError(f"data.mistakes {COPY!r} copies a retrieved example: it needs data.k > 0")
         if not 0 <= self.valid_fraction < 1:
             raise ValueError(f"data.valid_fraction must be in [0, 1), got {self.valid_fraction}")
+        if self.planner.reground and COPY not in self.mistakes:
+            raise ValueError(f"data.planner.reground re-grounds the retrieved copy: list {COPY!r} in data.mistakes")
         if not set(self.task_types) - set(self.heldout_types):
             raise ValueError("every task type is held out: nothing left to train on")
 
     def training_types(self) -> list[str]:
         return [t for t in self.task_types if t not in self.heldout_types]
+
+
+def reground_target(example: Any, task: Task, program: str) -> dict[str, str]:
+    """The replacements that turn ``example``'s task parameters into ``task``'s: for each parameter
+    both tasks name (``X``, ``Y``: also across types, an N Cooked Slices example's ``X`` for an N
+    Slices task's) whose example value is an object class ``program`` (the example's) uses and
+    whose values differ."""
+    from icalkit.envs.household.catalog import OBJECT_TYPES
+    from icalkit.envs.household.tasks.sampler import friendly_params, task_from_id
+
+    theirs, used = friendly_params(task_from_id(example.task_id)), program_classes(program)
+    out: dict[str, str] = {}
+    for key, ours in friendly_params(task).items():
+        old = theirs.get(key, "")
+        if old != ours and old in used and ours in OBJECT_TYPES:
+            out.setdefault(old, ours)
+    return out
 
 
 def completion_text(program: str) -> str:
@@ -198,7 +231,8 @@ class PairBuilder:
         self.deployed = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map,
                                                      precondition_checks=cfg.planner.precondition_checks))
         # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
-        self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k, review_done=False),
+        self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k, review_done=False,
+                                                            copy_first=False, reground=False),
                                  self.limits) if cfg.k else None
 
     def _fresh(self, task: Task, limits: ExecutorLimits | None = None) -> Executor:
@@ -241,8 +275,14 @@ class PairBuilder:
             return out
         meta = {"task_id": task.task_id, "task_type": task.task_type,
                 "retrieved": [e.example_id for e in examples]}
-        out.rows.append({**meta, "kind": "plan", "mistake": "", "mistaken_program": "", "prompt": prompt,
-                         "completion": completion_text(program)})
+        if self.cfg.plan_pairs:
+            out.rows.append({**meta, "kind": "plan", "mistake": "", "mistaken_program": "", "prompt": prompt,
+                             "completion": completion_text(program)})
+        if p.reground and examples:
+            copied = example_program(examples[0])
+            out.rows.append({**meta, "kind": "reground", "mistake": "", "mistaken_program": copied,
+                             "prompt": reground_prompt(task, world0, examples[0], p.use_dialogue, p.max_state_objects),
+                             "completion": replacements_text(reground_target(examples[0], task, copied))})
         rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
         classes = sorted({i.rsplit("_", 1)[0] for i in ids})
         kinds = rng.sample(self.cfg.mistakes, len(self.cfg.mistakes))
@@ -264,9 +304,14 @@ class PairBuilder:
         from icalkit.data_gen.programs import trajectory_to_program
 
         p = self.cfg.planner
-        if kind == COPY:
-            wrong = grounded_answer(example_program(examples[0]), program_prompt(
-                task, self._fresh(task).sim.world, examples, p.use_dialogue, p.max_state_objects)) if examples else None
+        if kind == COPY and examples:  # as deployed: re-grounded (planner.reground), then grounded in the prompt
+            copied = example_program(examples[0])
+            if p.reground:
+                copied = replace_classes(copied, reground_target(examples[0], task, copied))
+            wrong = grounded_answer(copied, program_prompt(task, self._fresh(task).sim.world, examples,
+                                                           p.use_dialogue, p.max_state_objects))
+        elif kind == COPY:
+            wrong = None
         else:
             wrong = inject_mistake(program, kind, rng, *classes)
         if wrong is None:
