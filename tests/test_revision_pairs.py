@@ -160,6 +160,10 @@ def test_reground_pairs_teach_the_deployed_replacement_of_the_example_objects(tm
         replace(cfg, mistakes=["skip_open"]).validate()
     with pytest.raises(TaskSpecError, match="not split/type/seed-index"):
         task_from_id("train/no_such_type/0-00001")
+    mem.add_many([Example(task_id="mine/1", task_type=cards.task_type, instruction="Put the cards away",
+                          demo_program='c = InteractionObject("CreditCard")\n')])
+    other = PairBuilder(cfg, mem).build(sample_task("Put All X On Y", 2, "train"))  # its own example is excluded
+    assert "reground" not in {r["kind"] for r in other.rows} and other.dropped["reground_example_task_unknown"] == 1
 
 
 def test_replacement_answers_are_read_as_untrusted_text():

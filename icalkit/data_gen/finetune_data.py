@@ -135,15 +135,20 @@ class PairConfig:
         return [t for t in self.task_types if t not in self.heldout_types]
 
 
-def reground_target(example: Any, task: Task, program: str) -> dict[str, str]:
+def reground_target(example: Any, task: Task, program: str) -> dict[str, str] | None:
     """The replacements that turn ``example``'s task parameters into ``task``'s: for each parameter
     both tasks name (``X``, ``Y``: also across types, an N Cooked Slices example's ``X`` for an N
     Slices task's) whose example value is an object class ``program`` (the example's) uses and
-    whose values differ."""
+    whose values differ. None when the example's task id names no task to read them from."""
     from icalkit.envs.household.catalog import OBJECT_TYPES
+    from icalkit.envs.household.tasks.registry import TaskSpecError
     from icalkit.envs.household.tasks.sampler import friendly_params, task_from_id
 
-    theirs, used = friendly_params(task_from_id(example.task_id)), program_classes(program)
+    try:
+        theirs = friendly_params(task_from_id(example.task_id))
+    except TaskSpecError:
+        return None
+    used = program_classes(program)
     out: dict[str, str] = {}
     for key, ours in friendly_params(task).items():
         old = theirs.get(key, "")
@@ -280,9 +285,13 @@ class PairBuilder:
                              "completion": completion_text(program)})
         if p.reground and examples:
             copied = example_program(examples[0])
-            out.rows.append({**meta, "kind": "reground", "mistake": "", "mistaken_program": copied,
-                             "prompt": reground_prompt(task, world0, examples[0], p.use_dialogue, p.max_state_objects),
-                             "completion": replacements_text(reground_target(examples[0], task, copied))})
+            target = reground_target(examples[0], task, copied)
+            if target is None:
+                out.drop("reground_example_task_unknown")
+            else:
+                out.rows.append({**meta, "kind": "reground", "mistake": "", "mistaken_program": copied,
+                                 "prompt": reground_prompt(task, world0, examples[0], p.use_dialogue, p.max_state_objects),
+                                 "completion": replacements_text(target)})
         rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
         classes = sorted({i.rsplit("_", 1)[0] for i in ids})
         kinds = rng.sample(self.cfg.mistakes, len(self.cfg.mistakes))
@@ -307,7 +316,7 @@ class PairBuilder:
         if kind == COPY and examples:  # as deployed: re-grounded (planner.reground), then grounded in the prompt
             copied = example_program(examples[0])
             if p.reground:
-                copied = replace_classes(copied, reground_target(examples[0], task, copied))
+                copied = replace_classes(copied, reground_target(examples[0], task, copied) or {})
             wrong = grounded_answer(copied, program_prompt(task, self._fresh(task).sim.world, examples,
                                                            p.use_dialogue, p.max_state_objects))
         elif kind == COPY:
