@@ -246,6 +246,9 @@ def test_cache_is_wal_and_keys_on_model(tiny, tiny_model, tokenizer, tmp_path):
     other = HFLLM.from_model(tiny_model, tokenizer, name="other-name", chat_template=False)
     assert not CachedLLM(other, cache).generate(["hello"], max_new_tokens=4)[0].cached
     assert len(cache) == 3
+    (tmp_path / "a_folder.sqlite").mkdir()  # a cache path that is not a file: named, with the way out
+    with pytest.raises(ValueError, match="a_folder.sqlite cannot be opened.*llm.cache_path"):
+        ResponseCache(tmp_path / "a_folder.sqlite")
 
 
 def test_cache_never_replays_answers_of_other_weights_in_the_same_folder(tiny_model, tokenizer, tmp_path):

@@ -64,12 +64,16 @@ class ResponseCache:
         self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(SCHEMA)
-            self._conn.commit()
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            with self._lock:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(SCHEMA)
+                self._conn.commit()
+        except sqlite3.Error as exc:
+            raise ValueError(f"the response cache {self.path} cannot be opened as an SQLite file ({exc}); "
+                             "set llm.cache_path to another file or llm.cache=false") from None
 
     def get_many(self, keys: list[str]) -> dict[str, Generation]:
         """Stored generations for the keys that are present."""
