@@ -75,12 +75,11 @@ def reground_classes(task: Task, world: World, example: Any, max_state_objects: 
     return program_class_order(example_program(example)), room
 
 
-def reground_prompt(task: Task, world: World, example: Any, use_dialogue: bool = True,
-                    max_state_objects: int = 25) -> list[dict]:
+def reground_prompt(task: Task, example: Any, used: Sequence[str], room: Sequence[str],
+                    use_dialogue: bool = True) -> list[dict]:
     """Chat messages asking which of ``example``'s object classes stand for which of the task's
-    (template ``planner_reground``; ``planner.reground``): the example's goal sentence and
-    :func:`reground_classes`, and the task."""
-    used, room = reground_classes(task, world, example, max_state_objects)
+    (template ``planner_reground``; ``planner.reground``): the example's goal sentence, the classes
+    its program uses and the room's (:func:`reground_classes`), and the task."""
     return template("planner_reground").render(
         example_task=example.instruction_text(), example_objects=", ".join(used) or "(none)",
         task=task_text(task, use_dialogue), objects=", ".join(room) or "(none)")

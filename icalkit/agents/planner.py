@@ -326,7 +326,7 @@ class Planner:
         if self.cfg.mode == "copy" or self.cfg.copy_first and sets[0]:  # copy_first with no example: the model
             program = example_program(sets[0][0]) if sets[0] else ""
             if self.cfg.reground and program:
-                program = self.reground(task, executor, sets[0][0], program, stats)
+                program = replace_classes(program, self.replacements(task, executor, sets[0][0], stats))
             prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
             return (Answer({"Program": program}, program) if program.strip()
                     else Answer(None, "", "no example was retrieved to copy")), sets[0], prompt
@@ -345,14 +345,13 @@ class Planner:
         best = max(range(len(answers)), key=lambda i: (by_index.get(i, -1.0), -i))
         return answers[best], sets[best], prompts[best]
 
-    def reground(self, task: Task, executor: Executor, example: Any, program: str, stats: CallStats) -> str:
-        """``program`` (the example's) with the classes the model maps to the task's replaced."""
-        world, n_state = executor.sim.world, self.cfg.max_state_objects
-        used, room = reground_classes(task, world, example, n_state)
-        prompt = reground_prompt(task, world, example, self.cfg.use_dialogue, n_state)
+    def replacements(self, task: Task, executor: Executor, example: Any, stats: CallStats) -> dict[str, str]:
+        """The model's answer to ``planner_reground``: which of ``example``'s classes stand for the task's."""
+        used, room = reground_classes(task, executor.sim.world, example, self.cfg.max_state_objects)
+        prompt = reground_prompt(task, example, used, room, self.cfg.use_dialogue)
         answer = self.llm.ask([prompt], lambda text: parse_replacements(text, used, room), self.t_reground.prompt_id,
                               [stats], max_new_tokens=REGROUND_TOKENS)[0]
-        return replace_classes(program, answer.value or {})
+        return answer.value or {}
 
     # ---------------------------------------------------------------- the episode
     def run_episode(self, task: Task, env: Any, ref_len: int | None = None, frame: Any = None) -> EpisodeResult:

@@ -29,7 +29,8 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,12 @@ from icalkit.agents.grounding import (
     shown_ids,
     ungrounded_ids,
 )
-from icalkit.agents.plan_prompts import program_prompt, reground_prompt, replan_program_prompt
+from icalkit.agents.plan_prompts import (
+    program_prompt,
+    reground_classes,
+    reground_prompt,
+    replan_program_prompt,
+)
 from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
@@ -135,18 +141,29 @@ class PairConfig:
         return [t for t in self.task_types if t not in self.heldout_types]
 
 
+@lru_cache(maxsize=256)
+def _task_params(task_id: str) -> dict[str, str] | None:
+    """The named parameters of the task ``task_id`` names (read once per example: the reground pair
+    and the re-grounded copy's revision both need them); None for an id that names no task."""
+    from icalkit.envs.household.tasks.registry import TaskSpecError
+    from icalkit.envs.household.tasks.sampler import friendly_params, task_from_id
+
+    try:
+        return friendly_params(task_from_id(task_id))
+    except TaskSpecError:
+        return None
+
+
 def reground_target(example: Any, task: Task, program: str) -> dict[str, str] | None:
     """The replacements that turn ``example``'s task parameters into ``task``'s: for each parameter
     both tasks name (``X``, ``Y``: also across types, an N Cooked Slices example's ``X`` for an N
     Slices task's) whose example value is an object class ``program`` (the example's) uses and
     whose values differ. None when the example's task id names no task to read them from."""
     from icalkit.envs.household.catalog import OBJECT_TYPES
-    from icalkit.envs.household.tasks.registry import TaskSpecError
-    from icalkit.envs.household.tasks.sampler import friendly_params, task_from_id
+    from icalkit.envs.household.tasks.sampler import friendly_params
 
-    try:
-        theirs = friendly_params(task_from_id(example.task_id))
-    except TaskSpecError:
+    theirs = _task_params(example.task_id)
+    if theirs is None:
         return None
     used = program_classes(program)
     out: dict[str, str] = {}
@@ -236,9 +253,8 @@ class PairBuilder:
         self.deployed = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map,
                                                      precondition_checks=cfg.planner.precondition_checks))
         # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
-        self.retriever = Planner(None, memory, replace(cfg.planner, mode="copy", k=cfg.k, review_done=False,
-                                                            copy_first=False, reground=False),
-                                 self.limits) if cfg.k else None
+        retrieval = PlannerConfig(mode="copy", k=cfg.k, room_fit=cfg.planner.room_fit, use_frame=cfg.planner.use_frame)
+        self.retriever = Planner(None, memory, retrieval, self.limits) if cfg.k else None
 
     def _fresh(self, task: Task, limits: ExecutorLimits | None = None) -> Executor:
         self.env.reset(options={"task": task})
@@ -289,8 +305,9 @@ class PairBuilder:
             if target is None:
                 out.drop("reground_example_task_unknown")
             else:
+                used, room = reground_classes(task, world0, examples[0], p.max_state_objects)
                 out.rows.append({**meta, "kind": "reground", "mistake": "", "mistaken_program": copied,
-                                 "prompt": reground_prompt(task, world0, examples[0], p.use_dialogue, p.max_state_objects),
+                                 "prompt": reground_prompt(task, examples[0], used, room, p.use_dialogue),
                                  "completion": replacements_text(target)})
         rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
         classes = sorted({i.rsplit("_", 1)[0] for i in ids})
