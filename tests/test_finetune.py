@@ -326,6 +326,22 @@ def test_bad_datasets_and_configs_are_named(pairs, tiny_dir, tmp_path):
         build_pairs(PairConfig(k=2), tmp_path / "no_memory")
 
 
+def test_a_tokenizer_without_a_pad_token_trains_with_eos_as_padding(pairs, tiny_dir, tmp_path):
+    """SmolLM2's GGUF converted under older transformers has no pad token (seen on the GPU machine):
+    padded micro-batches then failed in the collator."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    folder = Path(shutil.copytree(tiny_dir, tmp_path / "nopad"))
+    tok = AutoTokenizer.from_pretrained(folder)
+    tok.pad_token = None
+    tok.save_pretrained(folder)
+    assert AutoTokenizer.from_pretrained(folder).pad_token_id is None
+    summary = train(_train_cfg(folder, max_steps=2, micro_batch=4), pairs[0] / "dataset", tmp_path / "run")
+    assert summary["finished"] and summary["global_step"] == 2
+
+
 def test_gpu_config_is_valid():
     from icalkit.commands.finetune import Config
     from icalkit.config import load_config

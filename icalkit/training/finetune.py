@@ -197,6 +197,8 @@ def load_model(cfg: TrainConfig) -> tuple[Any, Any]:
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"train.model {folder} is not a Hugging Face model folder (no config.json)")
     tokenizer = AutoTokenizer.from_pretrained(folder)
+    if tokenizer.pad_token_id is None:  # some tokenizers (SmolLM2's GGUF under older transformers) have none
+        tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation=cfg.attention)
     model.config.use_cache = False  # no KV cache in training; with one, packed rows would attend across pairs
     if cfg.method == "lora":
@@ -405,6 +407,9 @@ def train(cfg: TrainConfig, dataset_path: str | Path, out_dir: str | Path, repor
         "resumed_from": resume, "train_loss": result.training_loss,
         "tokens_seen": int(state.num_input_tokens_seen), "wall_s": round(wall, 1),
         "peak_rss_gb": round(peak_rss_gb(), 2), "threads": torch.get_num_threads()}
+    if not on_cpu(cfg.device):
+        summary["device_name"] = torch.cuda.get_device_name()
+        summary["peak_gpu_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 2)
     summary["train_tokens_per_s"] = round((summary["tokens_seen"] - resumed_tokens) / wall, 1) if wall else math.nan
     summary["steady_tokens_per_s"] = stop.steady_tokens_per_s()
     if finished or cfg.time_budget_s or stop.signalled:  # saved before the validation pass (long on a CPU)
