@@ -32,6 +32,9 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   the fine-tuned planner and its baselines (``trained_types_sr``, ``heldout_types_sr`` of the
   recommended method, with episode counts). An earlier evaluation of other run folders moves to
   ``earlier_evaluations``.
+- ``gpu``: the GPU configuration (``--config configs/finetune_gpu.yaml``) run on a lent GPU machine:
+  its fine-tune (``--finetune-dir``, tokens/s, peak GPU memory) and its evaluation episodes
+  (``--eval-dirs``, with a CPU evaluation's for the same tasks).
 - ``copies``: the grounded copy baseline (no model) under other example memories and retrieval
   settings (``copy_memories``): how many demonstrations per type, which kind, and the room-fit
   re-ranking (``planner.room_fit``), from ``icalkit eval`` runs of copy methods named apart.
@@ -41,6 +44,8 @@ Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py gradient --steps 10 [--config configs/finetune_rag.yaml]
            [--dataset runs/finetune_rag/data/dataset]
        python benchmarks/bench_finetune.py demo [--demo-dir runs/demo] [--demo-wall-s SECONDS]
+       python benchmarks/bench_finetune.py gpu --config configs/finetune_gpu.yaml --finetune-dir runs/finetune_gpu
+           --eval-dirs runs/eval_gpu runs/eval_r9_n5
        python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
 """
 
@@ -292,9 +297,22 @@ def phase_demo(args: argparse.Namespace) -> dict:
                      "methods": {m: f["trained_types"] for m, f in methods.items()}}}
 
 
+def phase_gpu(args: argparse.Namespace) -> dict:
+    """The GPU configuration run on a lent GPU machine (``--finetune-dir``, its train_summary.json copied
+    back), and its ``icalkit eval`` episodes beside the CPU methods' on the tasks every one of them ran."""
+    root = Path(args.finetune_dir[0])
+    summary = json.loads((root / "train_summary.json").read_text())
+    trained = set(json.loads((root / "data" / "stats.json").read_text())["by_type"])
+    return {"gpu": {"config": args.config, "finetune_dir": str(root), "device": summary.get("device_name"),
+                    "finetune": {k: summary.get(k) for k in (*TRAIN_KEYS, "steady_tokens_per_s", "peak_gpu_gb",
+                                                             "micro_batch", "threads")},
+                    "eval_dirs": args.eval_dirs, "trained_types": sorted(trained),
+                    "methods": method_figures(args.eval_dirs, trained), "note": args.note}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", choices=["train", "serve", "eval", "copies", "gradient", "demo"])
+    parser.add_argument("phase", choices=["train", "serve", "eval", "copies", "gradient", "demo", "gpu"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=4)
     parser.add_argument("--grad-accum", type=int, default=2)
@@ -312,10 +330,11 @@ def main() -> None:
     parser.add_argument("--config", default="configs/finetune_rag.yaml", help="gradient: the recommended training config")
     parser.add_argument("--dataset", default="runs/finetune_rag/data/dataset", help="gradient: its pairs")
     parser.add_argument("--demo-dir", default="runs/demo")
+    parser.add_argument("--note", default="", help="gpu: what the run left out (recorded as given)")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
     phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "copies": phase_copies,
-              "gradient": phase_gradient, "demo": phase_demo}
+              "gradient": phase_gradient, "demo": phase_demo, "gpu": phase_gpu}
     figures = phases[args.phase](args)
     print(json.dumps(merge(figures), indent=2))
 
