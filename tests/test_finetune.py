@@ -342,6 +342,16 @@ def test_a_tokenizer_without_a_pad_token_trains_with_eos_as_padding(pairs, tiny_
     assert summary["finished"] and summary["global_step"] == 2
 
 
+def test_pairs_only_builds_the_dataset_and_trains_nothing(tmp_path):
+    from icalkit.commands import finetune as finetune_cmd
+
+    cfg = finetune_cmd.Config(data=PairConfig(task_types=["Coffee"], n_per_type=1, valid_fraction=0.0),
+                              out_dir=str(tmp_path), pairs_only=True)
+    assert finetune_cmd.run(cfg) == 0
+    assert len(load_pairs(tmp_path / "data" / "dataset")["train"]) > 0
+    assert not (tmp_path / "train_summary.json").exists() and not (tmp_path / "model").exists()
+
+
 def test_gpu_config_is_valid():
     from icalkit.commands.finetune import Config
     from icalkit.config import load_config

@@ -18,7 +18,8 @@ HELP = """icalkit finetune — fine-tune the planner's model on demonstrations (
    kept only if it replays to success; plus revision pairs (injected mistake + executor feedback
    → correct program). data.heldout_types keeps whole task types out. Written to
    out_dir/data (pairs.jsonl, dataset/, stats.json with drop counts and token lengths);
-   resumable. Skipped when `dataset=` points at an existing dataset folder.
+   resumable. Skipped when `dataset=` points at an existing dataset folder; `pairs_only=true`
+   stops after it (to train the pairs on another machine).
    data.env=alfworld (configs/finetune_alfworld.yaml): the ALFWorld flat planner's prompts
    (k expert-plan examples from the plan memory data.memory_path) → the expert plan of each
    train game, plus wrong-receptacle re-plan pairs.
@@ -45,6 +46,7 @@ class Config:
     dataset: str = ""
     train: TrainConfig = field(default_factory=TrainConfig)
     out_dir: str = "runs/finetune"
+    pairs_only: bool = False  # build the pairs (out_dir/data) and stop: to train them elsewhere (a GPU machine)
     wandb: WandbConfig = field(default_factory=lambda: WandbConfig(enabled=False))
 
     def validate(self) -> None:
@@ -112,6 +114,9 @@ def run(cfg: Config) -> int:
     report_to = "wandb" if cfg.wandb.enabled and cfg.wandb.mode != "disabled" else "none"
     try:
         dataset = build_dataset(cfg)
+        if cfg.pairs_only:
+            print(f"pairs in {dataset}; train them with dataset={dataset}")
+            return 0
         run = _start_run(cfg, report_to)
         try:
             summary = train(cfg.train, dataset, cfg.out_dir, report_to)
