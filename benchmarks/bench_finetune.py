@@ -227,8 +227,22 @@ def phase_eval(args: argparse.Namespace) -> dict:
         earlier = [*earlier, {**previous, "trained_types_sr": old.get("trained_types_sr"),
                               "heldout_types_sr": old.get("heldout_types_sr")}]
     return {"evaluation": evaluation, "earlier_evaluations": earlier,
+            "heldout_choices": heldout_choices(methods[args.copy_method]["by_type"], len(set(methods[args.copy_method]["by_type"]) - trained), args.copy_method),
             "trained_types_sr": best["trained_types"]["sr"], "trained_types_episodes": best["trained_types"]["episodes"],
             "heldout_types_sr": best["heldout_types"]["sr"], "heldout_types_episodes": best["heldout_types"]["episodes"]}
+
+
+def heldout_choices(by_type: dict[str, list[int]], k: int, method: str) -> dict:
+    """SR of ``method`` on every choice of ``k`` held-out types, from its per-type successes. Exact for
+    a method without a trained model (the copy): which types a fine-tune saw does not change it."""
+    import itertools
+    import statistics
+
+    srs = {c: sum(by_type[t][0] for t in c) / sum(by_type[t][1] for t in c) for c in itertools.combinations(sorted(by_type), k)}
+    worst = min(srs, key=srs.get)
+    return {"method": method, "types_held_out": k, "choices": len(srs), "at_least_30pct": sum(v >= 0.3 for v in srs.values()),
+            "sr_min": round(srs[worst], 3), "sr_median": round(statistics.median(srs.values()), 3),
+            "sr_max": round(max(srs.values()), 3), "worst_choice": list(worst)}
 
 
 def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
@@ -251,6 +265,11 @@ def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
             methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
                                     "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"],
                                     "episode_wall_s_mean": round(sum(r["wall_s"] for r in recs) / max(len(recs), 1), 1)}
+        by_type: dict[str, list[int]] = {}
+        for r in rows:
+            by_type.setdefault(r["task_type"], [0, 0])[0] += bool(r["success"])
+            by_type[r["task_type"]][1] += 1
+        methods[name]["by_type"] = dict(sorted(by_type.items()))  # [successes, episodes] per task type
         print(name, methods[name])
     return methods
 
@@ -326,6 +345,8 @@ def main() -> None:
     parser.add_argument("--finetune-dir", nargs="+", default=["runs/ft_main"],
                         help="the recommended method's fine-tune first, then the other evaluated ones")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
+    parser.add_argument("--copy-method", default="copy_grounded", help="eval: the no-model method whose per-type "
+                        "successes give the held-out SR of every other choice of held-out types")
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     parser.add_argument("--config", default="configs/finetune_rag.yaml", help="gradient: the recommended training config")
     parser.add_argument("--dataset", default="runs/finetune_rag/data/dataset", help="gradient: its pairs")
