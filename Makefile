@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory
 
 setup: $(STAMP)
 
@@ -61,6 +61,12 @@ N ?= 5
 raw-memory: $(STAMP)
 	test -d runs/demos_n$(N) || $(IK) demos n_per_type=$(N) split=train out_dir=runs/demos_n$(N) wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true demonstrators=[noisy] out_dir=runs/memories/raw_kinesthetic_n$(N) memory.path=runs/memories/raw_kinesthetic_n$(N).db
+
+# the same demonstrations pruned by the executor (icalkit ical prune=true: the actions whose removal still
+# solves each one's own task are dropped; no model), read by configs/methods/*_pruned.yaml
+pruned-memory: $(STAMP)
+	test -d runs/demos_n$(N) || $(IK) demos n_per_type=$(N) split=train out_dir=runs/demos_n$(N) wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true prune=true demonstrators=[noisy] out_dir=runs/memories/pruned_n$(N) memory.path=runs/memories/pruned_n$(N).db
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

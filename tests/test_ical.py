@@ -25,7 +25,7 @@ import pytest
 from icalkit.agents.feedback import HumanFeedback
 from icalkit.config import ConfigError, load_config
 from icalkit.data_gen.demos import run_episode
-from icalkit.data_gen.ical import ICALLearner, ICALSettings, read_results, run_ical
+from icalkit.data_gen.ical import ICALLearner, ICALSettings, example_key, read_results, run_ical
 from icalkit.data_gen.ical_steps import (
     Abstraction,
     Prompter,
@@ -240,6 +240,32 @@ def test_raw_demos_baseline_needs_no_llm(demos, memory, tmp_path):
     assert len(memory) == len(noisy) == 2 and all(r["usage"]["calls"] == 0 for r in records)
     for ex in memory:
         assert ex.provenance.source == "raw-demo" and ex.revised_program == "" and ex.demo_program
+
+
+def test_pruned_raw_demos_drop_detours_and_still_solve_their_task(demos, memory, tmp_path):
+    """prune=true: the stored program is shorter than the noisy one and the executor still solves the
+    demonstration's own task with it; a detour planted in the expert's program is removed."""
+    from icalkit.data_gen.ical_steps import execute
+    from icalkit.data_gen.prune import prune_program
+
+    noisy = [ep for ep in demos.values() if ep["demonstrator"] == "noisy"]
+    records = run_ical(learner(memory, None, raw_demos=True, prune=True), noisy, tmp_path, progress=False)
+    env = make_env("household", render_obs=False)
+    for ex, rec in zip(sorted(memory, key=lambda e: e.task_id), sorted(records, key=lambda r: r["task_id"]), strict=True):
+        assert rec["status"] == "learned" and rec["attempts"] > 1
+        assert ex.example_id == example_key("raw-pruned", "", "", ex.provenance.demo_id)  # never the raw one's
+        assert len(ex.revised_program.splitlines()) == len(ex.demo_program.splitlines()) - rec["pruned_lines"]
+        assert execute(env, Task.from_dict(demos[ex.provenance.demo_id]["task"]), ex.revised_program).success
+    noisy_ep, expert_ep = coffee(demos)
+    task = Task.from_dict(expert_ep["task"])
+    detour = 'sink = InteractionObject("SinkBasin")\nsink.go_to()\nsink.go_to()\n'
+    planted = detour + program_of(expert_ep)
+    pruned, runs = prune_program(planted, lambda p: execute(env, task, p).success)
+    assert "SinkBasin" not in pruned and runs > 1 and execute(env, task, pruned).success
+    failing = partial(program_of(expert_ep))
+    assert prune_program(failing, lambda p: execute(env, task, p).success) == (failing, 1)  # nothing to keep solving
+    with pytest.raises(ValueError, match="raw_demos"):
+        ICALSettings(prune=True).check()
 
 
 def test_human_feedback_mode(demos, memory, tmp_path):

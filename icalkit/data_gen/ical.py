@@ -55,6 +55,7 @@ from icalkit.data_gen.ical_steps import (
     truncate_lines,
 )
 from icalkit.data_gen.programs import VISUAL_IDM, trajectory_to_program
+from icalkit.data_gen.prune import prune_program
 from icalkit.data_gen.results_file import drop_partial_line, read_jsonl
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.task import Task
@@ -72,7 +73,8 @@ class DemoResult:
     ``raw_success``: replaying the noisy program did; ``first_attempt_success``: the abstraction's
     program did before any feedback; ``attempts``: executions; ``feedbacks``: update rounds;
     ``model_state``: the model's abstracted-state text; ``last_output``: the last raw model answer
-    (for inspection); ``usage``: :class:`~icalkit.agents.llm_session.CallStats` counters.
+    (for inspection); ``usage``: :class:`~icalkit.agents.llm_session.CallStats` counters;
+    ``pruned_lines``: lines ``prune=true`` dropped from the raw program.
     """
 
     demo_id: str
@@ -93,6 +95,7 @@ class DemoResult:
     model_state: str = ""
     last_output: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
+    pruned_lines: int = 0
 
 
 class ICALLearner:
@@ -148,10 +151,15 @@ class ICALLearner:
         state = filtered_state(world, task, demo_program, limit=s.max_state_objects)
         frame = raw.frame if getattr(self.env, "render_obs", False) else None
         if s.raw_demos:
-            abst = Abstraction(program=demo_program)
-            res.attempts, res.success, res.first_attempt_success = 1, raw.success, raw.success
-            res.env_steps = raw.trace.steps
-            self._save(task, world, state, demo_program, abst, raw, [], res, demo_id, frame)
+            program, run = demo_program, raw
+            if s.prune and raw.success:
+                program, res.attempts = prune_program(
+                    demo_program, lambda p: execute(self.env, task, p, self.limits).success)
+                run = execute(self.env, task, program, self.limits)
+                res.pruned_lines = len(demo_program.splitlines()) - len(program.splitlines())
+            res.attempts, res.success, res.first_attempt_success = max(res.attempts, 1), run.success, raw.success
+            res.env_steps = run.trace.steps
+            self._save(task, world, state, demo_program, Abstraction(program=program), run, [], res, demo_id, frame)
             return
         instruction = task_text(task, s.use_dialogue)
         values = {"api": self.api, "instruction": instruction, "state": state_text(state),
@@ -274,7 +282,7 @@ class ICALLearner:
             task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
             dialogue=[f"{who}: {text}" for who, text in task.dialogue],
             initial_state=full_state(world), filtered_state=retrieval_state(world, task), demo_program=demo_program,
-            revised_program="" if s.raw_demos else abst.program, summary=abst.summary, plan=abst.plan,
+            revised_program="" if s.raw_demos and not s.prune else abst.program, summary=abst.summary, plan=abst.plan,
             explanation=abst.explanation, predicted_state_changes=abst.predicted_state_changes,
             observed_changes=run.changes, abstraction_comments=abst.comments, feedback_history=history,
             success=bool(run.success or relabeled),

@@ -21,6 +21,8 @@ class ICALSettings:
         abstraction: run the abstraction phase (False: start HITL from the raw program).
         hitl: run the human-in-the-loop phase (False: keep the abstraction if it executes).
         raw_demos: store unprocessed demonstrations, no LLM call (baseline memory).
+        prune: with ``raw_demos``, drop the actions whose removal still solves the demonstration's
+            own task, checked by the executor (:mod:`icalkit.data_gen.prune`; no model).
         relabel: relabel failed examples with what the partial execution achieved.
         k: examples retrieved per prompt.
         use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
@@ -32,6 +34,7 @@ class ICALSettings:
     abstraction: bool = True
     hitl: bool = True
     raw_demos: bool = False
+    prune: bool = False
     relabel: bool = False
     k: int = 2
     use_dialogue: bool = True
@@ -43,7 +46,7 @@ class ICALSettings:
     def mode(self) -> str:
         """Short name of the ablation (part of example ids, so modes never collide)."""
         if self.raw_demos:
-            return "raw"
+            return "raw-pruned" if self.prune else "raw"
         return f"ical{'' if self.abstraction else '-noabs'}{'' if self.hitl else '-nohitl'}"
 
     def check(self) -> None:
@@ -54,6 +57,8 @@ class ICALSettings:
             raise ValueError("max_program_chars, max_example_chars and max_state_objects must be >= 1")
         if self.source not in DEMO_SOURCES:
             raise ValueError(f"source {self.source!r} is not one of {list(DEMO_SOURCES)}")
+        if self.prune and not self.raw_demos:
+            raise ValueError("prune=true prunes the raw demonstrations: it needs raw_demos=true")
         if not self.abstraction and not self.hitl and not self.raw_demos:
             raise ValueError("abstraction=false and hitl=false leave nothing to learn; use raw_demos=true "
                              "for the unprocessed-demonstration baseline")
