@@ -218,7 +218,8 @@ def phase_eval(args: argparse.Namespace) -> dict:
                   "finetune_dir": args.finetune_dir[0], "finetune": {k: summaries[args.finetune_dir[0]].get(k) for k in TRAIN_KEYS},
                   "other_finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in list(summaries.items())[1:]},
                   "eval_dirs": args.eval_dirs,
-                  "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods}
+                  "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods,
+                  "memories": {m: memory_build(m) for m in args.memory_runs}}
     # an evaluation of other runs is kept (its run folders may be gone), not overwritten
     old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     earlier = old.get("earlier_evaluations", [])
@@ -230,6 +231,15 @@ def phase_eval(args: argparse.Namespace) -> dict:
             "heldout_choices": heldout_choices(methods[args.copy_method]["by_type"], len(set(methods[args.copy_method]["by_type"]) - trained), args.copy_method),
             "trained_types_sr": best["trained_types"]["sr"], "trained_types_episodes": best["trained_types"]["episodes"],
             "heldout_types_sr": best["heldout_types"]["sr"], "heldout_types_episodes": best["heldout_types"]["episodes"]}
+
+
+def memory_build(out_dir: str) -> dict:
+    """What an ``icalkit ical`` run (its results.jsonl) stored: demonstrations, examples, pruned lines, time."""
+    rows = [json.loads(line) for line in (Path(out_dir) / "results.jsonl").open()]
+    pruned = sum(r.get("pruned_lines", 0) for r in rows)
+    return {"demonstrations": len(rows), "learned": sum(r["status"] == "learned" for r in rows),
+            "pruned_lines": pruned, "pruned_lines_mean": round(pruned / max(len(rows), 1), 1),
+            "wall_s": round(sum(r["wall_s"] for r in rows), 1)}
 
 
 def heldout_choices(by_type: dict[str, list[int]], k: int, method: str) -> dict:
@@ -345,6 +355,8 @@ def main() -> None:
     parser.add_argument("--finetune-dir", nargs="+", default=["runs/ft_main"],
                         help="the recommended method's fine-tune first, then the other evaluated ones")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
+    parser.add_argument("--memory-runs", nargs="*", default=[], help="eval: icalkit ical out_dirs of the evaluated "
+                        "memories to record (e.g. runs/memories/pruned_n5)")
     parser.add_argument("--copy-method", default="copy_grounded", help="eval: the no-model method whose per-type "
                         "successes give the held-out SR of every other choice of held-out types")
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
