@@ -18,7 +18,7 @@ def test_demo_keeps_the_users_keys() -> None:
     assert cfg.eval.methods == ["zero_shot"] and cfg.eval.out_dir == "runs/d/eval"
     assert cfg.finetune.out_dir == "runs/d/finetune"
     # stage 3's memory of raw demonstrations is what the fine-tune's prompts retrieve from
-    assert cfg.memory.demos_dir == "runs/d/demos" and cfg.memory.raw_demos
+    assert cfg.memory.demos_dir == "runs/d/demos" and cfg.memory.raw_demos and cfg.memory.prune
     assert cfg.finetune.data.k == 1 and cfg.finetune.data.memory_path == cfg.memory.memory.path == "runs/d/memory/memory.db"
     plain = load_config(Config, shipped, ["ical.memory.path=/m.db", "finetune.out_dir=/ft"])
     derive_settings(plain)

@@ -21,8 +21,9 @@ Stage 1: generates a few tasks, runs the expert and the noisy demonstrator, save
 demonstrations (JSONL + Hugging Face datasets), writes a few frames as PNG and prints a
 per-task-type table.
 Stage 2: executes a program step by step in the sandbox and prints the feedback of each attempt.
-Stage 3: stores the noisy demonstrations, unprocessed, in an example memory (icalkit ical
-raw_demos=true; no model): the few demonstrations the agent learns a task type from.
+Stage 3: stores the noisy demonstrations in an example memory without their detours (icalkit ical
+raw_demos=true prune=true: the executor drops the actions whose removal still solves each one's
+own task; no model): the few demonstrations the agent learns a task type from.
 Stage 4: fine-tunes the planner's model (SmolLM2-135M, full fine-tune, bf16 on CPU) on
 prompt -> program pairs of a few task types whose prompt carries the finetune.data.k examples
 retrieved from that memory (k=0: zero-shot prompts), for a bounded time (finetune.train.time_budget_s).
@@ -59,7 +60,7 @@ def _demo_finetune() -> finetune_cmd.Config:
 class Config:
     out_dir: str = "runs/demo"
     demos: demos_cmd.Config = field(default_factory=lambda: demos_cmd.Config(task_types=list(DEMO_TYPES), n_per_type=1))
-    memory: ical_cmd.Config = field(default_factory=lambda: ical_cmd.Config(raw_demos=True))
+    memory: ical_cmd.Config = field(default_factory=lambda: ical_cmd.Config(raw_demos=True, prune=True))
     finetune: finetune_cmd.Config = field(default_factory=_demo_finetune)
     max_replans: int = 1  # stage 5's model methods (the eval figures run 3; the untuned model's re-plans cost minutes)
     run_ical: bool = False  # stage 6 (opt-in): ICAL on ical.limit noisy demonstrations
@@ -150,7 +151,8 @@ def run(cfg: Config) -> int:
     run_demo()
     k = cfg.finetune.data.k
     if k:
-        print("\n== stage 3: the noisy demonstrations, unprocessed, in an example memory ==")
+        how = "pruned by the executor" if cfg.memory.prune else "unprocessed"
+        print(f"\n== stage 3: the noisy demonstrations, {how}, in an example memory ==")
         if ical_cmd.run(cfg.memory) != 0:
             return 1
     types = ", ".join(cfg.finetune.data.task_types)
