@@ -27,7 +27,8 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   RSS. A run folder that already has its steps is read, not retrained (``icalkit finetune``
   resumes).
 - ``demo``: the last ``make demo`` run (``runs/demo``): its fine-tune (steps, tokens/s, peak RSS)
-  and its before/after table (untuned, copy, fine-tuned on unseen layouts of the tuned types).
+  and its before/after table (untuned, copy, fine-tuned on unseen layouts of the tuned types); the
+  entry of another run folder moves to ``earlier_demos``.
 - ``eval``: success on trained vs held-out task types (valid_unseen) of ``icalkit eval`` runs of
   the fine-tuned planner and its baselines (``trained_types_sr``, ``heldout_types_sr`` of the
   recommended method, with episode counts). An earlier evaluation of other run folders moves to
@@ -320,10 +321,14 @@ def phase_demo(args: argparse.Namespace) -> dict:
     summary = json.loads((root / "finetune" / "train_summary.json").read_text())
     stats = json.loads((root / "finetune" / "data" / "stats.json").read_text())
     methods = method_figures([str(root / "eval")], set(stats["by_type"]))
-    return {"demo": {"dir": str(root), "cpu": cpu_model(), "types": sorted(stats["by_type"]),
-                     "wall_s": args.demo_wall_s,
-                     "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
-                     "methods": {m: f["trained_types"] for m, f in methods.items()}}}
+    demo = {"dir": str(root), "cpu": cpu_model(), "types": sorted(stats["by_type"]), "wall_s": args.demo_wall_s,
+            "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
+            "methods": {m: f["trained_types"] for m, f in methods.items()}}
+    old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    earlier = [d for d in old.get("earlier_demos", []) if (d["dir"], d["wall_s"]) != (demo["dir"], demo["wall_s"])]
+    if old.get("demo") and (old["demo"]["dir"], old["demo"]["wall_s"]) != (demo["dir"], demo["wall_s"]):
+        earlier.append(old["demo"])  # another run folder: kept, not overwritten
+    return {"demo": demo, "earlier_demos": earlier}
 
 
 def phase_gpu(args: argparse.Namespace) -> dict:
