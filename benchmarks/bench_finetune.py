@@ -221,17 +221,26 @@ def phase_eval(args: argparse.Namespace) -> dict:
                   "eval_dirs": args.eval_dirs,
                   "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods,
                   "memories": {m: memory_build(m) for m in args.memory_runs}}
-    # an evaluation of other runs is kept (its run folders may be gone), not overwritten
-    old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    earlier = old.get("earlier_evaluations", [])
-    previous = old.get("evaluation")
-    if previous and previous["eval_dirs"] != args.eval_dirs:
-        earlier = [*earlier, {**previous, "trained_types_sr": old.get("trained_types_sr"),
-                              "heldout_types_sr": old.get("heldout_types_sr")}]
+    earlier = earlier_entries("evaluation", evaluation, "eval_dirs", carry=("trained_types_sr", "heldout_types_sr"))
     return {"evaluation": evaluation, "earlier_evaluations": earlier,
             "heldout_choices": heldout_choices(methods[args.copy_method]["by_type"], len(set(methods[args.copy_method]["by_type"]) - trained), args.copy_method),
             "trained_types_sr": best["trained_types"]["sr"], "trained_types_episodes": best["trained_types"]["episodes"],
             "heldout_types_sr": best["heldout_types"]["sr"], "heldout_types_episodes": best["heldout_types"]["episodes"]}
+
+
+def earlier_entries(key: str, new: dict, *run_keys: str, carry: tuple[str, ...] = ()) -> list[dict]:
+    """The results file's ``earlier_<key>s`` plus its ``key`` entry when that one came from another run
+    (``run_keys`` differ from ``new``'s): kept, not overwritten, since its run folders may be gone.
+    ``carry``: top-level figures of the results file that move with it."""
+    def run(entry: dict) -> tuple:
+        return tuple(entry.get(k) for k in run_keys)
+
+    old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    earlier = [e for e in old.get(f"earlier_{key}s", []) if run(e) != run(new)]
+    previous = old.get(key)
+    if previous and run(previous) != run(new):
+        earlier.append({**previous, **{k: old.get(k) for k in carry}})
+    return earlier
 
 
 def memory_build(out_dir: str) -> dict:
@@ -324,11 +333,7 @@ def phase_demo(args: argparse.Namespace) -> dict:
     demo = {"dir": str(root), "cpu": cpu_model(), "types": sorted(stats["by_type"]), "wall_s": args.demo_wall_s,
             "finetune": {k: summary.get(k) for k in TRAIN_KEYS},
             "methods": {m: f["trained_types"] for m, f in methods.items()}}
-    old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    earlier = [d for d in old.get("earlier_demos", []) if (d["dir"], d["wall_s"]) != (demo["dir"], demo["wall_s"])]
-    if old.get("demo") and (old["demo"]["dir"], old["demo"]["wall_s"]) != (demo["dir"], demo["wall_s"]):
-        earlier.append(old["demo"])  # another run folder: kept, not overwritten
-    return {"demo": demo, "earlier_demos": earlier}
+    return {"demo": demo, "earlier_demos": earlier_entries("demo", demo, "dir", "wall_s")}
 
 
 def phase_gpu(args: argparse.Namespace) -> dict:
