@@ -192,13 +192,12 @@ def load_model(cfg: TrainConfig) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from icalkit.models.llm.convert import default_model_dir
+    from icalkit.models.llm.hf import ensure_pad_token
 
     folder = Path(cfg.model) if cfg.model else default_model_dir()
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"train.model {folder} is not a Hugging Face model folder (no config.json)")
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    if tokenizer.pad_token_id is None:  # some tokenizers (SmolLM2's GGUF under older transformers) have none
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = ensure_pad_token(AutoTokenizer.from_pretrained(folder))
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation=cfg.attention)
     model.config.use_cache = False  # no KV cache in training; with one, packed rows would attend across pairs
     if cfg.method == "lora":

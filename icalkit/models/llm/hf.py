@@ -27,6 +27,14 @@ from icalkit.models.llm.base import (
 from icalkit.models.llm.cache import files_stamp, weights_stamp
 
 
+def ensure_pad_token(tokenizer: Any) -> Any:
+    """``tokenizer`` with a pad token: its end-of-sequence token where it has none (SmolLM2's GGUF
+    converted under some transformers versions), for batched generation and padded training batches."""
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
 def resolve_device(device: str = "auto") -> str:
     """"auto" → "cuda" when a GPU is visible, else "cpu"; other values pass through."""
     if device != "auto":
@@ -167,8 +175,7 @@ class HFLLM(LLM):
         if chat_template and not has_template:
             raise ModelLoadError(f"{self.model_name}: chat_template=True but the tokenizer has none")
         self.use_chat_template = has_template if chat_template is None else chat_template
-        if tokenizer.pad_token_id is None:
-            tokenizer.pad_token = tokenizer.eos_token
+        ensure_pad_token(tokenizer)
         gen_cfg = getattr(model, "generation_config", None)
         eos = getattr(gen_cfg, "eos_token_id", None) or tokenizer.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
