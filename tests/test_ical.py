@@ -244,9 +244,8 @@ def test_raw_demos_baseline_needs_no_llm(demos, memory, tmp_path):
 
 def test_pruned_raw_demos_drop_detours_and_still_solve_their_task(demos, memory, tmp_path):
     """prune=true: the stored program is shorter than the noisy one and the executor still solves the
-    demonstration's own task with it; a detour planted in the expert's program is removed."""
+    demonstration's own task with it (prune_program itself: tests/test_prune.py)."""
     from icalkit.data_gen.ical_steps import execute
-    from icalkit.data_gen.prune import prune_program
 
     noisy = [ep for ep in demos.values() if ep["demonstrator"] == "noisy"]
     records = run_ical(learner(memory, None, raw_demos=True, prune=True), noisy, tmp_path, progress=False)
@@ -256,14 +255,7 @@ def test_pruned_raw_demos_drop_detours_and_still_solve_their_task(demos, memory,
         assert ex.example_id == example_key("raw-pruned", "", "", ex.provenance.demo_id)  # never the raw one's
         assert len(ex.revised_program.splitlines()) == len(ex.demo_program.splitlines()) - rec["pruned_lines"]
         assert execute(env, Task.from_dict(demos[ex.provenance.demo_id]["task"]), ex.revised_program).success
-    noisy_ep, expert_ep = coffee(demos)
-    task = Task.from_dict(expert_ep["task"])
-    detour = 'sink = InteractionObject("SinkBasin")\nsink.go_to()\nsink.go_to()\n'
-    planted = detour + program_of(expert_ep)
-    pruned, runs = prune_program(planted, lambda p: execute(env, task, p).success)
-    assert "SinkBasin" not in pruned and runs > 1 and execute(env, task, pruned).success
-    failing = partial(program_of(expert_ep))
-    assert prune_program(failing, lambda p: execute(env, task, p).success) == (failing, 1)  # nothing to keep solving
+    assert sum(r["pruned_lines"] for r in records) > 0  # the noisy demonstrations had detours
     with pytest.raises(ValueError, match="raw_demos"):
         ICALSettings(prune=True).check()
 

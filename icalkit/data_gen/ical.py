@@ -151,13 +151,13 @@ class ICALLearner:
         state = filtered_state(world, task, demo_program, limit=s.max_state_objects)
         frame = raw.frame if getattr(self.env, "render_obs", False) else None
         if s.raw_demos:
-            program, run = demo_program, raw
+            program, run, res.attempts = demo_program, raw, 1
             if s.prune and raw.success:
                 program, res.attempts = prune_program(
                     demo_program, lambda p: execute(self.env, task, p, self.limits).success)
                 run = execute(self.env, task, program, self.limits)
                 res.pruned_lines = len(demo_program.splitlines()) - len(program.splitlines())
-            res.attempts, res.success, res.first_attempt_success = max(res.attempts, 1), run.success, raw.success
+            res.success, res.first_attempt_success = run.success, raw.success
             res.env_steps = run.trace.steps
             self._save(task, world, state, demo_program, Abstraction(program=program), run, [], res, demo_id, frame)
             return
