@@ -154,8 +154,14 @@ def test_reground_pairs_teach_the_deployed_replacement_of_the_example_objects(tm
         res = Planner(LLMSession(llm), mem, planner).run_episode(task, env)
         assert llm.prompts == [rows[0]["prompt"]] and res.success == solved
         assert ('"Pen"' in res.programs[0]) == solved and ('"CreditCard"' in res.programs[0]) != solved
+    oracle = replace(planner, mode="copy", copy_first=False, reground=False, oracle_reground=True)
+    env.reset(options={"task": task})
+    res = Planner(None, mem, oracle).run_episode(task, env)  # the pair's target, with no model
+    assert res.success and '"Pen"' in res.programs[0] and res.oracle["reground"]
     with pytest.raises(ValueError, match="needs planner.copy_first"):
         replace(planner, copy_first=False).validate()
+    with pytest.raises(ValueError, match="oracle_reground re-grounds"):
+        replace(oracle, mode="ical").validate()
     with pytest.raises(ValueError, match="list 'retrieved_copy'"):
         replace(cfg, mistakes=["skip_open"]).validate()
     with pytest.raises(TaskSpecError, match="not split/type/seed-index"):

@@ -13,6 +13,11 @@ import ast
 import builtins
 import re
 from collections.abc import Collection
+from functools import lru_cache
+from typing import Any
+
+from icalkit.agents.context import program_classes
+from icalkit.envs.household.tasks.task import Task
 
 _INSTANCE = re.compile(r',\s*object_instance="([^"]+)"')
 _PARENT_STR = re.compile(r',\s*parent_object="([^"]+)"')
@@ -106,3 +111,40 @@ def replace_classes(program: str, mapping: dict[str, str]) -> str:
     alternatives = "|".join(sorted(map(re.escape, mapping), key=len, reverse=True))
     pattern = re.compile(rf'"({alternatives})(Sliced)?(_\d+)?"')
     return pattern.sub(lambda m: f'"{mapping[m.group(1)]}{m.group(2) or ""}{m.group(3) or ""}"', program)
+
+
+@lru_cache(maxsize=256)
+def _task_params(task_id: str) -> dict[str, str] | None:
+    """The named parameters of the task ``task_id`` names (read once per example); None for an id
+    that names no task."""
+    from icalkit.envs.household.tasks.registry import TaskSpecError
+    from icalkit.envs.household.tasks.sampler import friendly_params, task_from_id
+
+    try:
+        return friendly_params(task_from_id(task_id))
+    except TaskSpecError:
+        return None
+
+
+def reground_target(example: Any, task: Task, program: str) -> dict[str, str] | None:
+    """The replacements that turn ``example``'s task parameters into ``task``'s: for each parameter
+    both tasks name (``X``, ``Y``: also across types, an N Cooked Slices example's ``X`` for an N
+    Slices task's) whose example value is an object class ``program`` (the example's) uses and
+    whose values differ. None when the example's task id names no task to read them from.
+
+    The fine-tuning target of ``planner_reground`` (``reground`` pairs), and with
+    ``planner.oracle_reground`` the evaluation's oracle answer (the task parameters are hidden
+    from a deployed agent)."""
+    from icalkit.envs.household.catalog import OBJECT_TYPES
+    from icalkit.envs.household.tasks.sampler import friendly_params
+
+    theirs = _task_params(example.task_id)
+    if theirs is None:
+        return None
+    used = program_classes(program)
+    out: dict[str, str] = {}
+    for key, ours in friendly_params(task).items():
+        old = theirs.get(key, "")
+        if old != ours and old in used and ours in OBJECT_TYPES:
+            out.setdefault(old, ours)
+    return out

@@ -46,6 +46,7 @@ from icalkit.agents.grounding import (
     bind_object_names,
     ground_program,
     parse_replacements,
+    reground_target,
     replace_classes,
     shown_ids,
 )
@@ -112,6 +113,11 @@ class PlannerConfig:
         room_fit: re-rank the top ``room_fit`` retrieved examples so that the first one is the room's
             best fit (:func:`~icalkit.agents.context.room_fit_order`: the top hit's task type, then
             the share of the program's object classes the executor can find here); 0: off.
+        oracle_reground: the copied example is re-grounded with the replacements its task
+            parameters and the task's give (:func:`~icalkit.agents.grounding.reground_target`, the
+            ``reground`` pairs' target) instead of the model's answer: the ceiling of re-grounding,
+            a diagnostic (the parameters are hidden from a deployed agent; recorded in every result).
+            ``copy`` mode or ``copy_first``.
     """
 
     mode: str = "ical"
@@ -128,6 +134,7 @@ class PlannerConfig:
     room_fit: int = 0
     review_done: bool = False
     reground: bool = False
+    oracle_reground: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -145,6 +152,8 @@ class PlannerConfig:
             raise ValueError("planner.ground_ids applies to programs, not to flat plans (mode 'flat')")
         if self.reground and not self.copy_first:
             raise ValueError("planner.reground re-grounds the copied example: it needs planner.copy_first")
+        if self.oracle_reground and not (self.mode == "copy" or self.copy_first):
+            raise ValueError("planner.oracle_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
         if self.copy_first and self.mode != "ical":
             raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")
 
@@ -325,7 +334,9 @@ class Planner:
         else empty)."""
         if self.cfg.mode == "copy" or self.cfg.copy_first and sets[0]:  # copy_first with no example: the model
             program = example_program(sets[0][0]) if sets[0] else ""
-            if self.cfg.reground and program:
+            if self.cfg.oracle_reground and program:
+                program = replace_classes(program, reground_target(sets[0][0], task, program) or {})
+            elif self.cfg.reground and program:
                 program = replace_classes(program, self.replacements(task, executor, sets[0][0], stats))
             prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
             return (Answer({"Program": program}, program) if program.strip()
@@ -423,5 +434,5 @@ class Planner:
             retrieved=[e.example_id for e in examples], retrieval_error=retrieval_error,
             programs=programs, errors=errors, rerank_scores=scores, trace=trace_summary(trace),
             oracle={"goal_feedback": self.cfg.oracle_goal_feedback,
-                    "object_map": self.limits.api.oracle_object_map},
+                    "object_map": self.limits.api.oracle_object_map, "reground": self.cfg.oracle_reground},
             wall_s=time.perf_counter() - start)

@@ -30,15 +30,15 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.context import example_program, program_classes, retrieval_state
+from icalkit.agents.context import example_program, retrieval_state
 from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.grounding import (
     ground_program,
+    reground_target,
     replace_classes,
     replacements_text,
     shown_ids,
@@ -139,39 +139,6 @@ class PairConfig:
 
     def training_types(self) -> list[str]:
         return [t for t in self.task_types if t not in self.heldout_types]
-
-
-@lru_cache(maxsize=256)
-def _task_params(task_id: str) -> dict[str, str] | None:
-    """The named parameters of the task ``task_id`` names (read once per example: the reground pair
-    and the re-grounded copy's revision both need them); None for an id that names no task."""
-    from icalkit.envs.household.tasks.registry import TaskSpecError
-    from icalkit.envs.household.tasks.sampler import friendly_params, task_from_id
-
-    try:
-        return friendly_params(task_from_id(task_id))
-    except TaskSpecError:
-        return None
-
-
-def reground_target(example: Any, task: Task, program: str) -> dict[str, str] | None:
-    """The replacements that turn ``example``'s task parameters into ``task``'s: for each parameter
-    both tasks name (``X``, ``Y``: also across types, an N Cooked Slices example's ``X`` for an N
-    Slices task's) whose example value is an object class ``program`` (the example's) uses and
-    whose values differ. None when the example's task id names no task to read them from."""
-    from icalkit.envs.household.catalog import OBJECT_TYPES
-    from icalkit.envs.household.tasks.sampler import friendly_params
-
-    theirs = _task_params(example.task_id)
-    if theirs is None:
-        return None
-    used = program_classes(program)
-    out: dict[str, str] = {}
-    for key, ours in friendly_params(task).items():
-        old = theirs.get(key, "")
-        if old != ours and old in used and ours in OBJECT_TYPES:
-            out.setdefault(old, ours)
-    return out
 
 
 def completion_text(program: str) -> str:
