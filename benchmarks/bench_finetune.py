@@ -220,7 +220,9 @@ def phase_eval(args: argparse.Namespace) -> dict:
                   "other_finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in list(summaries.items())[1:]},
                   "eval_dirs": args.eval_dirs,
                   "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods,
-                  "memories": {m: memory_build(m) for m in args.memory_runs}}
+                  "memories": {m: memory_build(m) for m in args.memory_runs},
+                  "first_program_as_oracle": {"oracle": args.oracle_method,
+                                              "methods": same_first_program(args.eval_dirs, args.oracle_method)}}
     earlier = earlier_entries("evaluation", evaluation, "eval_dirs", carry=("trained_types_sr", "heldout_types_sr"))
     return {"evaluation": evaluation, "earlier_evaluations": earlier,
             "heldout_choices": heldout_choices(methods[args.copy_method]["by_type"], len(set(methods[args.copy_method]["by_type"]) - trained), args.copy_method),
@@ -265,13 +267,33 @@ def heldout_choices(by_type: dict[str, list[int]], k: int, method: str) -> dict:
             "sr_max": round(max(srs.values()), 3), "worst_choice": list(worst)}
 
 
+def unseen_records(eval_dirs: list[str]) -> list[dict]:
+    """The valid_unseen episodes of the runs' episodes.jsonl."""
+    return [r for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()
+            if (r := json.loads(line))["split"] == "valid_unseen"]
+
+
+def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]]:
+    """Per method: [tasks whose first program equals ``oracle``'s, tasks both ran]. With the oracle
+    re-grounded copy (``copy_oracle_reground``) and the same memory this counts the copies a
+    method re-grounded as the task parameters do (a copy that needed no replacement included)."""
+    records = unseen_records(eval_dirs)
+    want = {r["task_id"]: r["programs"][0] for r in records if r["method"] == oracle and r["programs"]}
+    out: dict[str, list[int]] = {}
+    for r in records:
+        if r["method"] != oracle and r["task_id"] in want and r["programs"]:
+            counts = out.setdefault(r["method"], [0, 0])
+            counts[0] += r["programs"][0] == want[r["task_id"]]
+            counts[1] += 1
+    return out
+
+
 def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
     """Per method of the runs' episodes.jsonl: SR, GC, successes and episodes on valid_unseen, for
     the trained and the held-out task types — over the tasks every method ran (same work each)."""
     from icalkit.metrics import Episode, aggregate
 
-    records = [r for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()
-               if (r := json.loads(line))["split"] == "valid_unseen"]
+    records = unseen_records(eval_dirs)
     names = list(dict.fromkeys(r["method"] for r in records))
     common = set.intersection(*({r["task_id"] for r in records if r["method"] == m} for m in names))
     methods: dict[str, dict] = {}
@@ -367,6 +389,8 @@ def main() -> None:
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
     parser.add_argument("--memory-runs", nargs="*", default=[], help="eval: icalkit ical out_dirs of the evaluated "
                         "memories to record (e.g. runs/memories/pruned_n5)")
+    parser.add_argument("--oracle-method", default="copy_oracle_reground", help="eval: the oracle re-grounded copy "
+                        "whose first programs the other methods' are compared with")
     parser.add_argument("--copy-method", default="copy_grounded", help="eval: the no-model method whose per-type "
                         "successes give the held-out SR of every other choice of held-out types")
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
