@@ -18,8 +18,8 @@ pairs are the re-plans that deployment asks for (another room's objects, full re
 
 With ``planner.reground`` a ``reground`` pair teaches the step before that copy: its prompt is the
 deployed ``planner_reground`` prompt and its completion the replacements that turn the example's
-task parameters into this task's (:func:`reground_target`); the ``retrieved_copy`` then runs with
-them, as deployed.
+task parameters into this task's (:func:`~icalkit.agents.grounding.reground_target`); the
+``retrieved_copy`` then runs with them, as deployed.
 """
 
 from __future__ import annotations
