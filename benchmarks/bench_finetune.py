@@ -202,15 +202,28 @@ TRAIN_KEYS = ("precision", "prompt_grad", "train_pairs", "global_step", "max_ste
               "train_tokens_per_s", "peak_rss_gb", "train_loss", "eval_loss", "stopped_because")
 
 
+def trained_types(finetune_dir: str | Path) -> set[str]:
+    """The task types a fine-tune trained on: its pairs' ``stats.json`` (``data/`` under the run, or beside
+    the prebuilt ``dataset`` its config.yaml names)."""
+    root = Path(finetune_dir)
+    stats = root / "data" / "stats.json"
+    if not stats.is_file() and (root / "config.yaml").is_file():
+        import yaml
+
+        dataset = (yaml.safe_load((root / "config.yaml").read_text()) or {}).get("dataset") or ""
+        stats = Path(dataset).parent / "stats.json" if dataset else stats
+    return set(json.loads(stats.read_text())["by_type"])
+
+
 def phase_eval(args: argparse.Namespace) -> dict:
     """Trained-type vs held-out-type figures of ``icalkit eval`` runs (their episodes.jsonl).
 
-    The pair settings (which types were trained) come from the fine-tunes' ``data/stats.json``
+    The pair settings (which types were trained) come from the fine-tunes' pair ``stats.json``
     (every fine-tune behind the evaluated methods, ``--finetune-dir``, must have trained the same).
     """
-    runs = {d: json.loads((Path(d) / "data" / "stats.json").read_text())["by_type"] for d in args.finetune_dir}
-    trained = set(runs[args.finetune_dir[0]])
-    if any(set(types) != trained for types in runs.values()):
+    runs = {d: trained_types(d) for d in args.finetune_dir}
+    trained = runs[args.finetune_dir[0]]
+    if any(types != trained for types in runs.values()):
         raise SystemExit(f"the fine-tunes trained different task types: {runs}")
     summaries = {d: json.loads((Path(d) / "train_summary.json").read_text()) for d in args.finetune_dir}
     methods = method_figures(args.eval_dirs, trained)
@@ -289,8 +302,8 @@ def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]
 
 
 def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
-    """Per method of the runs' episodes.jsonl: SR, GC, successes and episodes on valid_unseen, for
-    the trained and the held-out task types — over the tasks every method ran (same work each)."""
+    """Per method of the runs' episodes.jsonl: SR, GC, successes, episodes and recoveries (successes
+    after an attempt that failed with an error) on valid_unseen, for the trained and the held-out task types — over the tasks every method ran (same work each)."""
     from icalkit.metrics import Episode, aggregate
 
     records = unseen_records(eval_dirs)
@@ -306,6 +319,9 @@ def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
             agg = aggregate(Episode.from_record(r) for r in recs)
             methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
                                     "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"],
+                                    # an attempt failed with an error, and a later program still solved the task
+                                    "with_failed_attempt": sum(r["failed_attempts"] > 0 for r in recs),
+                                    "recovered": sum(bool(r["success"]) and r["failed_attempts"] > 0 for r in recs),
                                     "episode_wall_s_mean": round(sum(r["wall_s"] for r in recs) / max(len(recs), 1), 1)}
         by_type: dict[str, list[int]] = {}
         for r in rows:
@@ -340,7 +356,7 @@ def phase_gradient(args: argparse.Namespace) -> dict:
 def phase_copies(args: argparse.Namespace) -> dict:
     """The grounded copy baseline (no model) under other memories and retrieval settings: the
     methods of ``--eval-dirs`` (named apart), grouped by the types ``--finetune-dir`` trained."""
-    trained = set(json.loads((Path(args.finetune_dir[0]) / "data" / "stats.json").read_text())["by_type"])
+    trained = trained_types(args.finetune_dir[0])
     return {"copy_memories": {"tool": "icalkit eval (valid_unseen), copy methods only", "eval_dirs": args.eval_dirs,
                               "methods": method_figures(args.eval_dirs, trained)}}
 
@@ -363,7 +379,7 @@ def phase_gpu(args: argparse.Namespace) -> dict:
     back), and its ``icalkit eval`` episodes beside the CPU methods' on the tasks every one of them ran."""
     root = Path(args.finetune_dir[0])
     summary = json.loads((root / "train_summary.json").read_text())
-    trained = set(json.loads((root / "data" / "stats.json").read_text())["by_type"])
+    trained = trained_types(root)
     return {"gpu": {"config": args.config, "finetune_dir": str(root), "device": summary.get("device_name"),
                     "finetune": {k: summary.get(k) for k in (*TRAIN_KEYS, "steady_tokens_per_s", "peak_gpu_gb",
                                                              "micro_batch", "threads")},
