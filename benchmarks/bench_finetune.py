@@ -303,7 +303,8 @@ def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]
 
 def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
     """Per method of the runs' episodes.jsonl: SR, GC, successes, episodes and recoveries (successes
-    after an attempt that failed with an error) on valid_unseen, for the trained and the held-out task types — over the tasks every method ran (same work each)."""
+    after an attempt that failed with an error) on valid_unseen, for the trained and the held-out
+    task types — over the tasks every method ran (same work each)."""
     from icalkit.metrics import Episode, aggregate
 
     records = unseen_records(eval_dirs)
