@@ -66,7 +66,7 @@ raw-memory: $(STAMP)
 # solves each one's own task are dropped; no model), read by configs/methods/*_pruned.yaml
 pruned-memory: $(STAMP)
 	test -d runs/demos_n$(N) || $(IK) demos n_per_type=$(N) split=train out_dir=runs/demos_n$(N) wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true prune=true demonstrators=[noisy] out_dir=runs/memories/pruned_n$(N) memory.path=runs/memories/pruned_n$(N).db
+	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true prune=true transfer=true demonstrators=[noisy] out_dir=runs/memories/pruned_n$(N) memory.path=runs/memories/pruned_n$(N).db
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

@@ -7,7 +7,7 @@ deployment planner and P-RAG, so that learning and deployment see the same forma
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from icalkit.envs.household.observe import object_state_dict
@@ -110,19 +110,22 @@ def program_classes(program: str) -> set[str]:
     return set(program_class_order(program))
 
 
-def room_fit_order(examples: Sequence[Any], room: set[str]) -> list[Any]:
+def room_fit_order(examples: Sequence[Any], room: set[str], transfer: Mapping[str, float] | None = None) -> list[Any]:
     """Retrieved examples (best first) re-ordered so that the room can follow the first: those of the
-    top hit's task type first, each group by the share of its program's object classes in ``room``
-    (most first), ties in retrieval order."""
+    top hit's task type first; with ``transfer`` (example id -> the smoothed share of its type's
+    other stored tasks it solved when copied, :func:`~icalkit.data_gen.transfer.transfer_rate`) each
+    group by that, best first; then by the share of its program's object classes in ``room`` (most
+    first); ties in retrieval order."""
     if not examples:
         return []
     top = examples[0].task_type
+    rates = transfer or {}
 
     def key(item: tuple[int, Any]) -> tuple:
         rank, ex = item
         classes = program_classes(example_program(ex))
         share = len(classes & room) / len(classes) if classes else 1.0
-        return (ex.task_type != top, -share, rank)
+        return (ex.task_type != top, -rates.get(ex.example_id, 0.5) if rates else 0.0, -share, rank)
 
     return [ex for _, ex in sorted(enumerate(examples), key=key)]
 

@@ -114,7 +114,7 @@ def replace_classes(program: str, mapping: dict[str, str]) -> str:
 
 
 @lru_cache(maxsize=256)
-def _task_params(task_id: str) -> dict[str, str] | None:
+def task_params(task_id: str) -> dict[str, str] | None:
     """The named parameters of the task ``task_id`` names (read once per example); None for an id
     that names no task."""
     from icalkit.envs.household.tasks.registry import TaskSpecError
@@ -138,7 +138,7 @@ def reground_target(example: Any, task: Task, program: str) -> dict[str, str] | 
     from icalkit.envs.household.catalog import OBJECT_TYPES
     from icalkit.envs.household.tasks.sampler import friendly_params
 
-    theirs = _task_params(example.task_id)
+    theirs = task_params(example.task_id)
     if theirs is None:
         return None
     used = program_classes(program)

@@ -51,6 +51,7 @@ from icalkit.agents.grounding import (
     shown_ids,
 )
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
+from icalkit.agents.mention_grounding import mention_replacements
 from icalkit.agents.parsing import ParseError, parse_sections
 from icalkit.agents.plan_prompts import (
     ZERO_SHOT_EXAMPLES,
@@ -118,6 +119,17 @@ class PlannerConfig:
             ``reground`` pairs' target) instead of the model's answer: the ceiling of re-grounding,
             a diagnostic (the parameters are hidden from a deployed agent; recorded in every result).
             ``copy`` mode or ``copy_first``.
+        mention_reground: the copied example is re-grounded by the classes the task's dialogue
+            mentions (:func:`~icalkit.agents.mention_grounding.mention_replacements`: the memory's
+            sentence embedder, no generative model), the room's classes as candidates;
+            ``copy`` mode or ``copy_first``.
+        copy_fallback: ``copy`` mode re-plans: after an attempt that fails with an error, the next
+            retrieved example (in the ``room_fit`` / ``transfer_order`` order) is copied from the
+            state the last one left, up to ``max_replans`` times; no model.
+        transfer_order: with ``room_fit``, examples that fit the room equally well are ordered by
+            their cross-replay score, the share of their type's other stored demonstrations they
+            solve when copied (``icalkit ical transfer=true``, :mod:`~icalkit.data_gen.transfer`;
+            a memory without scores leaves the order as it is).
     """
 
     mode: str = "ical"
@@ -135,6 +147,9 @@ class PlannerConfig:
     review_done: bool = False
     reground: bool = False
     oracle_reground: bool = False
+    mention_reground: bool = False
+    copy_fallback: bool = False
+    transfer_order: bool = False
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -146,6 +161,8 @@ class PlannerConfig:
             raise ValueError(f"planner.review_done needs a model writing programs, not mode {self.mode!r}")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
+        if self.transfer_order and not self.room_fit:
+            raise ValueError("planner.transfer_order orders the room_fit candidates: set planner.room_fit > 0")
         if self.max_state_objects < 1:
             raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
         if self.ground_ids and self.mode == "flat":
@@ -154,6 +171,12 @@ class PlannerConfig:
             raise ValueError("planner.reground re-grounds the copied example: it needs planner.copy_first")
         if self.oracle_reground and not (self.mode == "copy" or self.copy_first):
             raise ValueError("planner.oracle_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
+        if self.mention_reground and not (self.mode == "copy" or self.copy_first):
+            raise ValueError("planner.mention_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
+        if self.copy_fallback and self.mode != "copy":
+            raise ValueError(f"planner.copy_fallback re-plans by copying the next example: it needs mode 'copy', got {self.mode!r}")
+        if sum((self.reground, self.oracle_reground, self.mention_reground)) > 1:
+            raise ValueError("planner.reground, oracle_reground and mention_reground are alternatives: set one")
         if self.copy_first and self.mode != "ical":
             raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")
 
@@ -264,6 +287,7 @@ class Planner:
         self.t_score = load_template("planner_score")
         self.t_reground = load_template("planner_reground")
         self.api = api_documentation()
+        self._rates: dict[str, float] | None = None
 
     # ---------------------------------------------------------------- retrieval
     def retrieve(self, task: Task, state: dict, frame: Any = None,
@@ -274,7 +298,8 @@ class Planner:
             return [[]], ""
         from icalkit.memory.example_memory import EmptyMemoryError
 
-        n_sets = self.cfg.rerank_sets if self.cfg.mode == "rerank" else 1
+        n_sets = {"rerank": self.cfg.rerank_sets, "copy": self.cfg.max_replans + 1 if self.cfg.copy_fallback else 1
+                  }.get(self.cfg.mode, 1)
         use_frame = frame if (self.cfg.use_frame and getattr(self.memory, "image_embedder", None)) else None
         try:
             weights = (1.0, 0.0, 0.0) if self.cfg.mode == "flat" else None  # LLM-Planner: kNN by instruction
@@ -285,9 +310,20 @@ class Planner:
             return [[]], str(exc)
         examples = [h.example for h in hits]
         if self.cfg.room_fit and room is not None:
-            examples = room_fit_order(examples, room)
+            examples = room_fit_order(examples, room, self._transfer())
         sets = [examples[i * self.cfg.k:(i + 1) * self.cfg.k] for i in range(n_sets)]
         return [s for s in sets if s] or [[]], ""
+
+    def _transfer(self) -> dict[str, float] | None:
+        """Example id -> transfer rate (``transfer_order``; read from the memory once)."""
+        if not self.cfg.transfer_order:
+            return None
+        if self._rates is None:
+            from icalkit.data_gen.transfer import transfer_rate
+
+            scores = getattr(self.memory, "transfer_scores", dict)()
+            self._rates = {eid: transfer_rate(s) for eid, s in scores.items()}
+        return self._rates
 
     def _examples_text(self, examples: list[Any]) -> str:
         if self.cfg.mode == "flat":
@@ -333,14 +369,7 @@ class Planner:
         prompt it answered (in ``copy`` mode the prompt a model would have had, for ``ground_ids``;
         else empty)."""
         if self.cfg.mode == "copy" or self.cfg.copy_first and sets[0]:  # copy_first with no example: the model
-            program = example_program(sets[0][0]) if sets[0] else ""
-            if self.cfg.oracle_reground and program:
-                program = replace_classes(program, reground_target(sets[0][0], task, program) or {})
-            elif self.cfg.reground and program:
-                program = replace_classes(program, self.replacements(task, executor, sets[0][0], stats))
-            prompt = self._first_prompt(task, executor, sets[0]) if self.cfg.ground_ids else []
-            return (Answer({"Program": program}, program) if program.strip()
-                    else Answer(None, "", "no example was retrieved to copy")), sets[0], prompt
+            return self.copy(task, executor, sets[0], stats)
         prompts = [self._first_prompt(task, executor, s) for s in sets]
         answers = self.llm.ask(prompts, self._parse, self.t_plan.prompt_id, [stats] * len(prompts))
         if len(answers) == 1:
@@ -355,6 +384,23 @@ class Planner:
         scores += [by_index.get(i, -1.0) for i in range(len(answers))]
         best = max(range(len(answers)), key=lambda i: (by_index.get(i, -1.0), -i))
         return answers[best], sets[best], prompts[best]
+
+    def copy(self, task: Task, executor: Executor, examples: list[Any], stats: CallStats
+             ) -> tuple[Answer, list[Any], list[dict]]:
+        """The first example's program as the answer, re-grounded as configured, its examples and the
+        prompt a model would have had (for ``ground_ids``)."""
+        program = example_program(examples[0]) if examples else ""
+        if self.cfg.oracle_reground and program:
+            program = replace_classes(program, reground_target(examples[0], task, program) or {})
+        elif self.cfg.mention_reground and program:
+            program = replace_classes(program, mention_replacements(
+                examples[0], task.dialogue or [task.instruction], executor.runtime.known_types(),
+                self.memory.text_embedder))
+        elif self.cfg.reground and program:
+            program = replace_classes(program, self.replacements(task, executor, examples[0], stats))
+        prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []
+        return (Answer({"Program": program}, program) if program.strip()
+                else Answer(None, "", "no example was retrieved to copy")), examples, prompt
 
     def replacements(self, task: Task, executor: Executor, example: Any, stats: CallStats) -> dict[str, str]:
         """The model's answer to ``planner_reground``: which of ``example``'s classes stand for the task's."""
@@ -418,9 +464,13 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            if attempt == self.cfg.max_replans or self.cfg.mode == "copy":
+            fallback = self.cfg.copy_fallback and attempt + 1 < len(sets)
+            if attempt == self.cfg.max_replans or self.cfg.mode == "copy" and not fallback:
                 break
             replans += 1
+            if self.cfg.mode == "copy":  # copy_fallback: the next retrieved example, from the state left
+                answer, examples, prompt = self.copy(task, executor, sets[attempt + 1], stats)
+                continue
             prompt = self._replan_prompt(task, executor, examples, last_program, completed, error)
             answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats])[0]
         goal = trace.goal if trace is not None else check_goal(task, executor.sim.world.metadata())

@@ -30,6 +30,7 @@ Examples:
   icalkit ical demos_dir=runs/demos feedback=human limit=3
   icalkit ical demos_dir=runs/demos raw_demos=true out_dir=runs/ical_raw memory.path=runs/ical_raw/memory.db
   icalkit ical demos_dir=runs/demos raw_demos=true prune=true ...   # the executor drops the detours, no model
+  icalkit ical ... transfer=true   # then copy each example into its type's other demonstrations' scenes
 """
 
 FEEDBACK_KINDS = ("simulated", "human")
@@ -122,6 +123,18 @@ def build_learner(cfg: Config, feedback_fn=None):
     return ICALLearner(env, build_memory(cfg.memory), prompter, cfg.settings(), feedback_fn, cfg.limits())
 
 
+def score_transfer(learner, cfg: Config) -> dict:
+    """Cross-replay the memory's examples (``transfer=true``), store the scores with it and in
+    ``out_dir/transfer.json``; the per-type summary."""
+    from icalkit.data_gen.transfer import transfer_scores, transfer_summary
+
+    examples = list(learner.memory)
+    scores = transfer_scores(examples, learner.env, cfg.limits())
+    learner.memory.set_transfer_scores(scores)
+    (Path(cfg.out_dir) / "transfer.json").write_text(json.dumps(scores, indent=1, sort_keys=True) + "\n")
+    return transfer_summary(examples, scores)
+
+
 def run(cfg: Config) -> int:
     from icalkit.config import to_dict
     from icalkit.data_gen.demos import read_episodes
@@ -148,6 +161,8 @@ def run(cfg: Config) -> int:
     start = time.perf_counter()
     records = run_ical(learner, episodes, cfg.out_dir, on_result=log_result)
     summary = write_report(logger, records)
+    if cfg.transfer:
+        summary["transfer"] = score_transfer(learner, cfg)
     summary.update(run_wall_s=time.perf_counter() - start, memory_size=len(learner.memory),
                    mode=cfg.settings().mode(), model=learner.model,
                    oracle={"goal_feedback": cfg.feedback == "simulated", "success_check": "simulator",

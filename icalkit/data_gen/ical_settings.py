@@ -23,6 +23,9 @@ class ICALSettings:
         raw_demos: store unprocessed demonstrations, no LLM call (baseline memory).
         prune: with ``raw_demos``, drop the actions whose removal still solves the demonstration's
             own task, checked by the executor (:mod:`icalkit.data_gen.prune`; no model).
+        transfer: after the loop, copy every stored example into the scenes of its type's other
+            stored demonstrations and store how many it solves with the memory
+            (:mod:`icalkit.data_gen.transfer`; no model), for ``planner.transfer_order``.
         relabel: relabel failed examples with what the partial execution achieved.
         k: examples retrieved per prompt.
         use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
@@ -35,6 +38,7 @@ class ICALSettings:
     hitl: bool = True
     raw_demos: bool = False
     prune: bool = False
+    transfer: bool = False
     relabel: bool = False
     k: int = 2
     use_dialogue: bool = True

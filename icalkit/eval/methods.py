@@ -128,7 +128,9 @@ def method_sampling(method: MethodConfig, sampling: dict[str, Any]) -> dict[str,
 
 # planner settings added after episodes were recorded with the behaviour of their default: left out
 # of the fingerprint at that default, so that those episodes stay valid
-LATER_PLANNER_DEFAULTS = {"room_fit": 0, "review_done": False, "reground": False, "oracle_reground": False}
+LATER_PLANNER_DEFAULTS = {"room_fit": 0, "review_done": False, "reground": False, "oracle_reground": False,
+                         "transfer_order": False, "mention_reground": False,
+                         "copy_fallback": False}
 
 
 def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:

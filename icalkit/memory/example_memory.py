@@ -253,6 +253,28 @@ class ExampleMemory:
             ids.append(self.store.add_example(ex, tagged))
         return ids
 
+    # -- per-example statistics --------------------------------------------------------------
+    def transfer_scores(self) -> dict[str, list[int]]:
+        """``{example_id: [tasks solved, tasks tried]}`` of the cross-replay stored with this memory
+        (:mod:`icalkit.data_gen.transfer`, ``icalkit ical transfer=true``); empty when none was run."""
+        raw = self.store.meta("transfer")
+        if raw is None:
+            return {}
+        try:
+            scores = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"memory {self.store.path}: its transfer scores are not JSON ({exc}); "
+                             "run `icalkit ical ... transfer=true` again") from None
+        return {str(k): [int(v[0]), int(v[1])] for k, v in scores.items()}
+
+    def set_transfer_scores(self, scores: dict[str, list[int]]) -> None:
+        """Store cross-replay scores (replacing earlier ones); ids must be this memory's examples."""
+        known = {ex.example_id for ex in self}
+        unknown = sorted(set(scores) - known)
+        if unknown:
+            raise ValueError(f"transfer scores for examples this memory does not hold: {unknown[:3]}")
+        self.store.set_meta("transfer", json.dumps(scores, sort_keys=True))
+
     def get(self, example_id: str) -> Example:
         """Stored example by id (``KeyError`` if absent)."""
         return self.store.get_example(example_id)

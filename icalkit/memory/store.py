@@ -351,7 +351,7 @@ class RecordStore:
 def records_digest(path: str | Path) -> str:
     """Digest of a store's records, read without opening it for writing (the file's bytes change
     when it is merely opened: SQLite's WAL switch); "" when there is no file. ``icalkit eval`` keys
-    a method's episodes on it, so a rebuilt memory re-runs them."""
+    a method's episodes on it, so a rebuilt memory (or new transfer scores) re-runs them."""
     if not path or not Path(path).is_file():
         return ""
     digest = hashlib.sha256()
@@ -359,6 +359,9 @@ def records_digest(path: str | Path) -> str:
         with sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True) as conn:
             for row in conn.execute("SELECT * FROM records ORDER BY rowid"):
                 digest.update(repr(row).encode())
+            transfer = conn.execute("SELECT value FROM meta WHERE key='transfer'").fetchone()
+            if transfer is not None:  # cross-replay scores order the copy planner's candidates
+                digest.update(b"transfer:" + str(transfer[0]).encode())
     except sqlite3.DatabaseError as exc:  # not a store: the caller's own check names the problem
         return f"unreadable: {exc}"
     return digest.hexdigest()

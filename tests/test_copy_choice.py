@@ -1,0 +1,132 @@
+"""Choosing and re-grounding the copied example without a generative model: cross-replay transfer
+scores (icalkit/data_gen/transfer.py), mention re-grounding (icalkit/agents/mention_grounding.py)
+and the copy planner's fallback — on the real simulator, executor, memory and MiniLM embedder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from planner_doubles import one_torch_thread
+
+from icalkit.agents.grounding import reground_target
+from icalkit.agents.mention_grounding import fits_slot, mention_replacements, mention_scores
+from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.data_gen.demos import run_episode
+from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.data_gen.transfer import transfer_rate, transfer_scores, transfer_summary
+from icalkit.envs.factory import make_env
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.simulator import Simulator
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.envs.household.tasks.task import Task
+from icalkit.memory.example import Example
+from icalkit.memory.example_memory import ExampleMemory
+from icalkit.memory.store import records_digest
+
+single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+BROKEN = 'mug = InteractionObject("Mug")\nmug.slice()\n'  # a mug cannot be sliced: fails in every room
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def expert_program(env, task) -> str:
+    ep, _ = run_episode(env, task, "expert", seed=1, keep_frames=False)
+    steps = json.loads(ep.to_json())["steps"]
+    return trajectory_to_program(build_world(Task.from_dict(json.loads(ep.to_json())["task"])), steps)
+
+
+@pytest.fixture(scope="module")
+def coffee_memory(tmp_path_factory, embedder):
+    """Three Coffee demonstrations of train tasks (their expert programs) and one that fails anywhere."""
+    env = make_env("household", render_obs=False)
+    tasks = sample_tasks(["Coffee"], 4, "train", 0)
+    examples = [Example(task_id=t.task_id, task_type="Coffee", instruction=t.instruction,
+                        revised_program=expert_program(env, t) if i < 3 else BROKEN) for i, t in enumerate(tasks)]
+    mem = ExampleMemory(tmp_path_factory.mktemp("mem") / "coffee.db", embedder)
+    mem.add_many(examples)
+    return mem, examples, env
+
+
+def test_transfer_scores_count_the_other_demonstrations_each_example_solves(coffee_memory):
+    mem, examples, env = coffee_memory
+    scores = transfer_scores(examples, env, None, progress=False)
+    assert all(scores[ex.example_id][1] == 3 for ex in examples)  # tried on the 3 other scenes of its type
+    assert scores[examples[3].example_id] == [0, 3]
+    assert max(scores[ex.example_id][0] for ex in examples[:3]) >= 2  # an expert coffee transfers
+    assert transfer_rate([0, 3]) == pytest.approx(0.2) and transfer_rate(None) == 0.5
+    summary = transfer_summary(examples, scores)
+    assert summary["Coffee"]["examples"] == 4 and summary["Coffee"]["best"] > summary["Coffee"]["mean"]
+
+    before = records_digest(mem.store.path)
+    assert mem.transfer_scores() == {}
+    mem.set_transfer_scores(scores)
+    assert mem.transfer_scores() == scores and records_digest(mem.store.path) != before  # eval re-runs
+    with pytest.raises(ValueError, match="does not hold"):
+        mem.set_transfer_scores({"not-an-id": [1, 1]})
+
+
+def test_transfer_order_copies_the_example_that_transfers(coffee_memory, tmp_path, embedder):
+    """Two candidates the room fits equally: the memory's top hit fails everywhere, so transfer_order
+    copies the other one; without it the top hit is copied. copy_fallback recovers the same way."""
+    _, examples, env = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    bad, good = examples[3], examples[0]
+    mem = ExampleMemory(tmp_path / "two.db", embedder)
+    mem.add_many([Example(task_id=bad.task_id, task_type="Coffee", instruction=task.instruction,
+                          dialogue=[text for _, text in task.dialogue], revised_program=BROKEN, example_id=bad.example_id),
+                  Example(task_id=good.task_id, task_type="Coffee", instruction="Water the house plant",
+                          revised_program=good.revised_program, example_id=good.example_id)])
+    mem.set_transfer_scores({bad.example_id: [0, 3], good.example_id: [3, 3]})
+
+    def run(**cfg):
+        return Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=2, **cfg)).run_episode(
+            task, Simulator(build_world(task)))
+
+    plain, ordered = run(), run(transfer_order=True)
+    assert plain.retrieved == [bad.example_id] and not plain.success and plain.attempts == 1
+    assert ordered.retrieved == [good.example_id] and ordered.success
+    fallback = run(copy_fallback=True, max_replans=1)
+    assert fallback.success and fallback.replans == 1 and fallback.failed_attempts == 1
+    assert fallback.retrieved == [good.example_id] and fallback.programs[0] == BROKEN
+    for bad_cfg, match in (({"transfer_order": True}, "room_fit"), ({"mode": "ical", "copy_fallback": True}, "copy_fallback"),
+                           ({"mode": "copy", "mention_reground": True, "oracle_reground": True}, "alternatives"),
+                           ({"mode": "zero_shot", "mention_reground": True}, "mention_reground")):
+        with pytest.raises(ValueError, match=match):
+            PlannerConfig(**bad_cfg).validate()
+
+
+def test_mention_reground_reads_the_task_parameters_from_the_dialogue(embedder):
+    """A Put All X On Y demonstration (CreditCard on the CoffeeTable) re-grounded for a dialogue that
+    asks for the keys on the couch: the slots take the mentioned classes of their role, a later hint
+    does not outrank the request, and a dialogue that names nothing leaves the copy as it is."""
+    demo = next(t for t in sample_tasks(["Put All X On Y"], 6, "train", 0) if t.params["#0"] == "CreditCard")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program='card = InteractionObject("CreditCard")\ntable = InteractionObject("CoffeeTable")\n'
+                                      'card.pickup_and_place(table)\n')
+    room = {"KeyChain", "Sofa", "CoffeeTable", "CreditCard", "Pillow", "Desk", "Laptop", "ArmChair"}
+    asked = [("Driver", "hi, what should I do?"), ("Commander", "gather up the sets of keys and put them on the couch"),
+             ("Driver", "where are the keys?"), ("Commander", "there is a key chain on the desk")]
+    assert mention_replacements(example, asked, room, embedder) == {"CreditCard": "KeyChain", "CoffeeTable": "Sofa"}
+    assert mention_replacements(example, [("Commander", "hello there")], room, embedder) == {}
+    scores = mention_scores(embedder, asked, ["Sofa", "Desk"])
+    assert scores["Sofa"][1] > 0.6 and scores["Desk"][1] == pytest.approx(1.0)  # (ranked, raw)
+    assert scores["Desk"][0] < scores["Sofa"][0]  # the request outranks the later hint
+    target = next(t for t in sample_tasks(["Put All X On Y"], 30, "valid_unseen", 0)
+                  if t.params["#0"] == "KeyChain" and t.params["#2"] == "Sofa")
+    assert reground_target(example, target, example.revised_program) == {"CreditCard": "KeyChain", "CoffeeTable": "Sofa"}
+    unknown = Example(task_id="made-up", task_type=demo.task_type, instruction="x", revised_program=example.revised_program)
+    assert mention_replacements(unknown, asked, room, embedder) == {}
+
+
+@pytest.mark.parametrize("candidate,slot,fits", [
+    ("Apple", "Tomato", True), ("Knife", "Tomato", False), ("Bowl", "Plate", True), ("Apple", "Plate", False),
+    ("Sofa", "CoffeeTable", True), ("Plate", "Shelf", True), ("Plate", "Pen", False), ("Cup", "Pot", True),
+    ("NotAClass", "Pot", False)])
+def test_fits_slot_keeps_each_role(candidate, slot, fits):
+    assert fits_slot(candidate, slot) is fits
