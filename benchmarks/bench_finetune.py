@@ -48,6 +48,8 @@ Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py gpu --config configs/finetune_gpu.yaml --finetune-dir runs/finetune_gpu
            --eval-dirs runs/eval_gpu runs/eval_r9_n5
        python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
+       python benchmarks/bench_finetune.py eval --trained-types Coffee ... --eval-dirs runs/eval_r13_n5
+           --recommended copy_mention_fallback --copy-method copy_mention_fallback
 """
 
 from __future__ import annotations
@@ -215,28 +217,42 @@ def trained_types(finetune_dir: str | Path) -> set[str]:
     return set(json.loads(stats.read_text())["by_type"])
 
 
-def phase_eval(args: argparse.Namespace) -> dict:
-    """Trained-type vs held-out-type figures of ``icalkit eval`` runs (their episodes.jsonl).
-
-    The pair settings (which types were trained) come from the fine-tunes' pair ``stats.json``
-    (every fine-tune behind the evaluated methods, ``--finetune-dir``, must have trained the same).
-    """
+def trained_set(args: argparse.Namespace) -> set[str]:
+    """The trained task types: the fine-tunes' (``--finetune-dir``; all must agree), else ``--trained-types``
+    (an evaluation of methods without a fine-tuned model, grouped as the fine-tunes were)."""
+    if not args.finetune_dir:
+        if not args.trained_types:
+            raise SystemExit("give --finetune-dir (the fine-tunes behind the evaluated methods) or --trained-types")
+        return set(args.trained_types)
     runs = {d: trained_types(d) for d in args.finetune_dir}
     trained = runs[args.finetune_dir[0]]
     if any(types != trained for types in runs.values()):
         raise SystemExit(f"the fine-tunes trained different task types: {runs}")
+    return trained
+
+
+def phase_eval(args: argparse.Namespace) -> dict:
+    """Trained-type vs held-out-type figures of ``icalkit eval`` runs (their episodes.jsonl).
+
+    The pair settings (which types were trained) come from the fine-tunes' pair ``stats.json``
+    (every fine-tune behind the evaluated methods, ``--finetune-dir``, must have trained the same),
+    or from ``--trained-types`` where no evaluated method has a fine-tuned model.
+    """
+    trained = trained_set(args)
     summaries = {d: json.loads((Path(d) / "train_summary.json").read_text()) for d in args.finetune_dir}
+    first = args.finetune_dir[0] if args.finetune_dir else None
     methods = method_figures(args.eval_dirs, trained)
     best = methods[args.recommended]
     evaluation = {"tool": "icalkit eval (valid_unseen, max_replans as in each method file)",
-                  "finetune_dir": args.finetune_dir[0], "finetune": {k: summaries[args.finetune_dir[0]].get(k) for k in TRAIN_KEYS},
+                  "finetune_dir": first, "finetune": {k: summaries[first].get(k) for k in TRAIN_KEYS} if first else None,
                   "other_finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in list(summaries.items())[1:]},
                   "eval_dirs": args.eval_dirs,
                   "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods,
                   "memories": {m: memory_build(m) for m in args.memory_runs},
                   "first_program_as_oracle": {"oracle": args.oracle_method,
                                               "methods": same_first_program(args.eval_dirs, args.oracle_method)}}
-    earlier = earlier_entries("evaluation", evaluation, "eval_dirs", carry=("trained_types_sr", "heldout_types_sr"))
+    earlier = earlier_entries("evaluation", evaluation, "eval_dirs",
+                              carry=("trained_types_sr", "heldout_types_sr", "heldout_choices"))
     return {"evaluation": evaluation, "earlier_evaluations": earlier,
             "heldout_choices": heldout_choices(methods[args.copy_method]["by_type"], len(set(methods[args.copy_method]["by_type"]) - trained), args.copy_method),
             "trained_types_sr": best["trained_types"]["sr"], "trained_types_episodes": best["trained_types"]["episodes"],
@@ -259,12 +275,16 @@ def earlier_entries(key: str, new: dict, *run_keys: str, carry: tuple[str, ...] 
 
 
 def memory_build(out_dir: str) -> dict:
-    """What an ``icalkit ical`` run (its results.jsonl) stored: demonstrations, examples, pruned lines, time."""
+    """What an ``icalkit ical`` run (its results.jsonl) stored: demonstrations, examples, pruned lines, time,
+    and its cross-replay transfer per type (summary.json) where it ran one."""
     rows = [json.loads(line) for line in (Path(out_dir) / "results.jsonl").open()]
     pruned = sum(r.get("pruned_lines", 0) for r in rows)
+    summary = Path(out_dir) / "summary.json"
+    transfer = json.loads(summary.read_text()).get("transfer") if summary.is_file() else None
     return {"demonstrations": len(rows), "learned": sum(r["status"] == "learned" for r in rows),
             "pruned_lines": pruned, "pruned_lines_mean": round(pruned / max(len(rows), 1), 1),
-            "wall_s": round(sum(r["wall_s"] for r in rows), 1)}
+            "wall_s": round(sum(r["wall_s"] for r in rows), 1),
+            **({"transfer": transfer} if transfer else {})}  # icalkit ical transfer=true: per type
 
 
 def heldout_choices(by_type: dict[str, list[int]], k: int, method: str) -> dict:
@@ -355,11 +375,12 @@ def phase_gradient(args: argparse.Namespace) -> dict:
 
 
 def phase_copies(args: argparse.Namespace) -> dict:
-    """The grounded copy baseline (no model) under other memories and retrieval settings: the
-    methods of ``--eval-dirs`` (named apart), grouped by the types ``--finetune-dir`` trained."""
-    trained = trained_types(args.finetune_dir[0])
-    return {"copy_memories": {"tool": "icalkit eval (valid_unseen), copy methods only", "eval_dirs": args.eval_dirs,
-                              "methods": method_figures(args.eval_dirs, trained)}}
+    """Methods of ``--eval-dirs`` recorded apart from the evaluation of record, under ``--key``: the
+    grounded copy under other memories and retrieval settings (``copy_memories``), or a row on fewer
+    tasks (``base_zero_shot``), grouped by the trained types (``--finetune-dir`` / ``--trained-types``)."""
+    trained = trained_set(args)
+    return {args.key: {"tool": "icalkit eval (valid_unseen)", "eval_dirs": args.eval_dirs,
+                       "methods": method_figures(args.eval_dirs, trained)}}
 
 
 def phase_demo(args: argparse.Namespace) -> dict:
@@ -401,8 +422,10 @@ def main() -> None:
     parser.add_argument("--adapter", default=str(WORK / "lora16" / "adapter"))
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--finetune-dir", nargs="+", default=["runs/ft_main"],
+    parser.add_argument("--finetune-dir", nargs="*", default=[],
                         help="the recommended method's fine-tune first, then the other evaluated ones")
+    parser.add_argument("--trained-types", nargs="*", default=[], help="eval, copies: the trained task types where "
+                        "no --finetune-dir is given (methods without a fine-tuned model, grouped as the fine-tunes were)")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
     parser.add_argument("--memory-runs", nargs="*", default=[], help="eval: icalkit ical out_dirs of the evaluated "
                         "memories to record (e.g. runs/memories/pruned_n5)")
@@ -413,6 +436,7 @@ def main() -> None:
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     parser.add_argument("--config", default="configs/finetune_rag.yaml", help="gradient: the recommended training config")
     parser.add_argument("--dataset", default="runs/finetune_rag/data/dataset", help="gradient: its pairs")
+    parser.add_argument("--key", default="copy_memories", help="copies: the results file's key to write")
     parser.add_argument("--demo-dir", default="runs/demo")
     parser.add_argument("--note", default="", help="gpu: what the run left out (recorded as given)")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")

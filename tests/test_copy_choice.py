@@ -5,6 +5,7 @@ and the copy planner's fallback — on the real simulator, executor, memory and 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from planner_doubles import one_torch_thread
@@ -130,3 +131,23 @@ def test_mention_reground_reads_the_task_parameters_from_the_dialogue(embedder):
     ("NotAClass", "Pot", False)])
 def test_fits_slot_keeps_each_role(candidate, slot, fits):
     assert fits_slot(candidate, slot) is fits
+
+
+def test_copy_fallback_skips_examples_that_name_a_class_the_room_lacks(coffee_memory, tmp_path, embedder):
+    """After "No Cup has been found", the fallback passes over the next example (it needs a cup too)
+    and copies the one after it."""
+    _, examples, _ = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    assert "Cup" not in {o.object_type for o in build_world(task).objects.values()}
+    good = examples[0].revised_program
+    cup = re.sub(r'InteractionObject\("Mug"[^)]*\)', 'InteractionObject("Cup")', good)
+    assert cup != good
+    ranked = [Example(task_id=ex.task_id, task_type="Coffee", instruction="Make coffee", revised_program=p)
+              for ex, p in zip(examples[:3], (cup, cup + "\n", good), strict=True)]
+    mem = ExampleMemory(tmp_path / "cups.db", embedder)
+    mem.add_many(ranked)
+    mem.set_transfer_scores({ex.example_id: [3 - i, 3] for i, ex in enumerate(ranked)})  # the cups rank first
+    res = Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=3, transfer_order=True,
+                                           copy_fallback=True, max_replans=1)).run_episode(task, Simulator(build_world(task)))
+    assert "No Cup has been found" in res.errors[0]
+    assert res.success and res.attempts == 2 and res.retrieved == [ranked[2].example_id]

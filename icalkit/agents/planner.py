@@ -34,6 +34,7 @@ from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.context import (
     example_program,
     format_examples,
+    program_classes,
     retrieval_state,
     retrieval_text,
     room_fit_order,
@@ -61,124 +62,14 @@ from icalkit.agents.plan_prompts import (
     reground_prompt,
     replan_program_prompt,
 )
+from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.prompts import load_template
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
-PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat", "copy")
 SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
 REGROUND_TOKENS = 64  # a few "A -> B" lines
-
-
-@dataclass
-class PlannerConfig:
-    """Settings of the deployment agent (a config section, e.g. ``planner.mode=rerank``).
-
-    Attributes:
-        mode: ``ical``, ``zero_shot``, ``rerank`` or ``flat`` (see the module docstring).
-        k: examples per prompt (per retrieval set in ``rerank``).
-        max_replans: re-prompts after a failed attempt (ICAL: 3).
-        rerank_sets: disjoint retrieval sets compared in ``rerank`` mode.
-        use_dialogue: show the TEACh dialogue instead of the goal sentence.
-        use_frame: add the frame to the retrieval query when the memory embeds images.
-        oracle_goal_feedback: also re-plan, with the unmet goal conditions, when a program ends
-            without error but the task is not done (uses simulator ground truth).
-        max_state_objects: objects shown in the abstracted state.
-        precondition_checks: the executor repairs failed pre-conditions as HELPER's does (no-op
-            for a state that already holds, put down before picking up, open a closed container
-            before taking from or placing into it, fetch a knife before slicing — any kind of
-            knife —, slice before naming a piece, reach the pieces of what a re-plan names after
-            slicing it); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
-        ground_ids: drop the object ids that the prompt does not show from the model's programs
-            (:func:`~icalkit.agents.grounding.ground_program`: the class is resolved instead), the
-            rule every fine-tuning target follows; in ``copy`` mode, from the copied program (the
-            ids of the example's own scene become classes: the grounded copy baseline, what the
-            tuned planner must beat); and bind the object variables a program reads but never
-            defines (``plate``) to their class (:func:`~icalkit.agents.grounding.bind_object_names`);
-            not ``flat``.
-        copy_first: the first attempt runs the top retrieved example's program as ``copy`` mode
-            does (grounded by ``ground_ids``) and the model writes only the re-plans, from the
-            executor's feedback on it (retrieve, run, revise: the revision step the fine-tuning
-            pairs teach); ``ical`` mode.
-        review_done: when an attempt ends without an error (the agent believes the task is done;
-            whether it is, the agent is not told), re-prompt once with the state it left and
-            :data:`~icalkit.agents.feedback.REVIEW_TEXT` as the feedback: the model writes what is
-            left, or an empty program (done). It uses a re-plan, and a program written then can
-            also undo a finished task. Needs a model writing programs; the ``review`` fine-tuning
-            pairs teach it.
-        reground: with ``copy_first``, before the copy runs the model is asked which of the example's
-            object classes stand for which of the task's (template ``planner_reground``, one short
-            answer ``CreditCard -> KeyChain``) and the copy runs with them replaced
-            (:func:`~icalkit.agents.grounding.replace_classes`); an unreadable answer leaves the copy
-            as it is. The ``reground`` fine-tuning pairs teach it.
-        room_fit: re-rank the top ``room_fit`` retrieved examples so that the first one is the room's
-            best fit (:func:`~icalkit.agents.context.room_fit_order`: the top hit's task type, then
-            the share of the program's object classes the executor can find here); 0: off.
-        oracle_reground: the copied example is re-grounded with the replacements its task
-            parameters and the task's give (:func:`~icalkit.agents.grounding.reground_target`, the
-            ``reground`` pairs' target) instead of the model's answer: the ceiling of re-grounding,
-            a diagnostic (the parameters are hidden from a deployed agent; recorded in every result).
-            ``copy`` mode or ``copy_first``.
-        mention_reground: the copied example is re-grounded by the classes the task's dialogue
-            mentions (:func:`~icalkit.agents.mention_grounding.mention_replacements`: the memory's
-            sentence embedder, no generative model), the room's classes as candidates;
-            ``copy`` mode or ``copy_first``.
-        copy_fallback: ``copy`` mode re-plans: after an attempt that fails with an error, the next
-            retrieved example (in the ``room_fit`` / ``transfer_order`` order) is copied from the
-            state the last one left, up to ``max_replans`` times; no model.
-        transfer_order: with ``room_fit``, examples that fit the room equally well are ordered by
-            their cross-replay score, the share of their type's other stored demonstrations they
-            solve when copied (``icalkit ical transfer=true``, :mod:`~icalkit.data_gen.transfer`;
-            a memory without scores leaves the order as it is).
-    """
-
-    mode: str = "ical"
-    k: int = 5
-    max_replans: int = 3
-    rerank_sets: int = 3
-    use_dialogue: bool = True
-    use_frame: bool = True
-    oracle_goal_feedback: bool = False
-    max_state_objects: int = 25
-    precondition_checks: bool = False
-    ground_ids: bool = False
-    copy_first: bool = False
-    room_fit: int = 0
-    review_done: bool = False
-    reground: bool = False
-    oracle_reground: bool = False
-    mention_reground: bool = False
-    copy_fallback: bool = False
-    transfer_order: bool = False
-
-    def validate(self) -> None:
-        if self.mode not in PLANNER_MODES:
-            raise ValueError(f"planner.mode {self.mode!r} is not one of {PLANNER_MODES}")
-        if self.k < 1 or self.rerank_sets < 1 or self.max_replans < 0:
-            raise ValueError(f"planner.k and planner.rerank_sets must be >= 1 and planner.max_replans >= 0, "
-                             f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
-        if self.review_done and self.mode in ("copy", "flat"):
-            raise ValueError(f"planner.review_done needs a model writing programs, not mode {self.mode!r}")
-        if self.room_fit < 0:
-            raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
-        if self.transfer_order and not self.room_fit:
-            raise ValueError("planner.transfer_order orders the room_fit candidates: set planner.room_fit > 0")
-        if self.max_state_objects < 1:
-            raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
-        if self.ground_ids and self.mode == "flat":
-            raise ValueError("planner.ground_ids applies to programs, not to flat plans (mode 'flat')")
-        if self.reground and not self.copy_first:
-            raise ValueError("planner.reground re-grounds the copied example: it needs planner.copy_first")
-        if self.oracle_reground and not (self.mode == "copy" or self.copy_first):
-            raise ValueError("planner.oracle_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
-        if self.mention_reground and not (self.mode == "copy" or self.copy_first):
-            raise ValueError("planner.mention_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
-        if self.copy_fallback and self.mode != "copy":
-            raise ValueError(f"planner.copy_fallback re-plans by copying the next example: it needs mode 'copy', got {self.mode!r}")
-        if sum((self.reground, self.oracle_reground, self.mention_reground)) > 1:
-            raise ValueError("planner.reground, oracle_reground and mention_reground are alternatives: set one")
-        if self.copy_first and self.mode != "ical":
-            raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")
+MISSING = re.compile(r"No ([A-Z][A-Za-z]*) has been found")  # the executor's feedback on a class the room lacks
 
 
 @dataclass
@@ -298,8 +189,8 @@ class Planner:
             return [[]], ""
         from icalkit.memory.example_memory import EmptyMemoryError
 
-        n_sets = {"rerank": self.cfg.rerank_sets, "copy": self.cfg.max_replans + 1 if self.cfg.copy_fallback else 1
-                  }.get(self.cfg.mode, 1)
+        n_sets = {"rerank": self.cfg.rerank_sets, "copy": max(self.cfg.max_replans + 1, self.cfg.room_fit)
+                  if self.cfg.copy_fallback else 1}.get(self.cfg.mode, 1)
         use_frame = frame if (self.cfg.use_frame and getattr(self.memory, "image_embedder", None)) else None
         try:
             weights = (1.0, 0.0, 0.0) if self.cfg.mode == "flat" else None  # LLM-Planner: kNN by instruction
@@ -402,6 +293,17 @@ class Planner:
         return (Answer({"Program": program}, program) if program.strip()
                 else Answer(None, "", "no example was retrieved to copy")), examples, prompt
 
+    def next_copy(self, task: Task, executor: Executor, rest: list[list[Any]], missing: set[str], stats: CallStats
+                  ) -> tuple[Answer, list[Any], list[dict], list[list[Any]]]:
+        """``copy_fallback``: the copy of the first remaining example whose re-grounded program names no
+        class the executor reported missing ("No Bread has been found"), else of the first one; and
+        the examples still left."""
+        copies = (self.copy(task, executor, examples, stats) for examples in rest)
+        for i, (answer, examples, prompt) in enumerate(copies):
+            if not program_classes(answer.text) & missing:
+                return answer, examples, prompt, rest[:i] + rest[i + 1:]
+        return (*self.copy(task, executor, rest[0], stats), rest[1:])
+
     def replacements(self, task: Task, executor: Executor, example: Any, stats: CallStats) -> dict[str, str]:
         """The model's answer to ``planner_reground``: which of ``example``'s classes stand for the task's."""
         used, room = reground_classes(task, executor.sim.world, example, self.cfg.max_state_objects)
@@ -429,6 +331,7 @@ class Planner:
         scores: list[float] = []
         answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
         programs, errors, failed, replans, reviewed = [], [], 0, 0, False
+        rest, missing = [s for s in sets[1:] if s] if self.cfg.mode == "copy" else [], set()
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
@@ -464,12 +367,12 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            fallback = self.cfg.copy_fallback and attempt + 1 < len(sets)
-            if attempt == self.cfg.max_replans or self.cfg.mode == "copy" and not fallback:
+            if attempt == self.cfg.max_replans or self.cfg.mode == "copy" and not (self.cfg.copy_fallback and rest):
                 break
             replans += 1
-            if self.cfg.mode == "copy":  # copy_fallback: the next retrieved example, from the state left
-                answer, examples, prompt = self.copy(task, executor, sets[attempt + 1], stats)
+            if self.cfg.mode == "copy":  # copy_fallback: another retrieved example, from the state left
+                missing |= set(MISSING.findall(error))
+                answer, examples, prompt, rest = self.next_copy(task, executor, rest, missing, stats)
                 continue
             prompt = self._replan_prompt(task, executor, examples, last_program, completed, error)
             answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats])[0]

@@ -36,7 +36,8 @@ def transfer_scores(examples: Iterable[Any], env: Any, limits: Any,
     example's type (examples whose task id names no task are tried on none and score ``[0, 0]``)."""
     from tqdm import tqdm
 
-    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.agents.planner import Planner
+    from icalkit.agents.planner_config import PlannerConfig
     from icalkit.envs.household.tasks.registry import TaskSpecError
     from icalkit.envs.household.tasks.sampler import task_from_id
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.planner import PlannerConfig
+from icalkit.agents.planner_config import PlannerConfig
 from icalkit.config import ConfigError, load_config
 from icalkit.models.llm.base import check_loop_repeats
 from icalkit.models.llm.factory import LLMConfig

@@ -1,0 +1,120 @@
+"""Settings of the deployment agent (:class:`PlannerConfig`), apart from the planner so that reading
+a config does not import the executor and the simulator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat", "copy")
+
+
+@dataclass
+class PlannerConfig:
+    """Settings of the deployment agent (a config section, e.g. ``planner.mode=rerank``).
+
+    Attributes:
+        mode: ``ical``, ``zero_shot``, ``rerank`` or ``flat`` (see the module docstring).
+        k: examples per prompt (per retrieval set in ``rerank``).
+        max_replans: re-prompts after a failed attempt (ICAL: 3).
+        rerank_sets: disjoint retrieval sets compared in ``rerank`` mode.
+        use_dialogue: show the TEACh dialogue instead of the goal sentence.
+        use_frame: add the frame to the retrieval query when the memory embeds images.
+        oracle_goal_feedback: also re-plan, with the unmet goal conditions, when a program ends
+            without error but the task is not done (uses simulator ground truth).
+        max_state_objects: objects shown in the abstracted state.
+        precondition_checks: the executor repairs failed pre-conditions as HELPER's does (no-op
+            for a state that already holds, put down before picking up, open a closed container
+            before taking from or placing into it, fetch a knife before slicing — any kind of
+            knife —, slice before naming a piece, reach the pieces of what a re-plan names after
+            slicing it); see :class:`~icalkit.agents.api.runtime.ApiConfig`.
+        ground_ids: drop the object ids that the prompt does not show from the model's programs
+            (:func:`~icalkit.agents.grounding.ground_program`: the class is resolved instead), the
+            rule every fine-tuning target follows; in ``copy`` mode, from the copied program (the
+            ids of the example's own scene become classes: the grounded copy baseline, what the
+            tuned planner must beat); and bind the object variables a program reads but never
+            defines (``plate``) to their class (:func:`~icalkit.agents.grounding.bind_object_names`);
+            not ``flat``.
+        copy_first: the first attempt runs the top retrieved example's program as ``copy`` mode
+            does (grounded by ``ground_ids``) and the model writes only the re-plans, from the
+            executor's feedback on it (retrieve, run, revise: the revision step the fine-tuning
+            pairs teach); ``ical`` mode.
+        review_done: when an attempt ends without an error (the agent believes the task is done;
+            whether it is, the agent is not told), re-prompt once with the state it left and
+            :data:`~icalkit.agents.feedback.REVIEW_TEXT` as the feedback: the model writes what is
+            left, or an empty program (done). It uses a re-plan, and a program written then can
+            also undo a finished task. Needs a model writing programs; the ``review`` fine-tuning
+            pairs teach it.
+        reground: with ``copy_first``, before the copy runs the model is asked which of the example's
+            object classes stand for which of the task's (template ``planner_reground``, one short
+            answer ``CreditCard -> KeyChain``) and the copy runs with them replaced
+            (:func:`~icalkit.agents.grounding.replace_classes`); an unreadable answer leaves the copy
+            as it is. The ``reground`` fine-tuning pairs teach it.
+        room_fit: re-rank the top ``room_fit`` retrieved examples so that the first one is the room's
+            best fit (:func:`~icalkit.agents.context.room_fit_order`: the top hit's task type, then
+            the share of the program's object classes the executor can find here); 0: off.
+        oracle_reground: the copied example is re-grounded with the replacements its task
+            parameters and the task's give (:func:`~icalkit.agents.grounding.reground_target`, the
+            ``reground`` pairs' target) instead of the model's answer: the ceiling of re-grounding,
+            a diagnostic (the parameters are hidden from a deployed agent; recorded in every result).
+            ``copy`` mode or ``copy_first``.
+        mention_reground: the copied example is re-grounded by the classes the task's dialogue
+            mentions (:func:`~icalkit.agents.mention_grounding.mention_replacements`: the memory's
+            sentence embedder, no generative model), the room's classes as candidates;
+            ``copy`` mode or ``copy_first``.
+        copy_fallback: ``copy`` mode re-plans: after an attempt that fails with an error, the next
+            retrieved example (in the ``room_fit`` / ``transfer_order`` order) whose re-grounded
+            program names no class the executor reported missing is copied from the state the last
+            one left, up to ``max_replans`` times; no model.
+        transfer_order: with ``room_fit``, examples that fit the room equally well are ordered by
+            their cross-replay score, the share of their type's other stored demonstrations they
+            solve when copied (``icalkit ical transfer=true``, :mod:`~icalkit.data_gen.transfer`;
+            a memory without scores leaves the order as it is).
+    """
+
+    mode: str = "ical"
+    k: int = 5
+    max_replans: int = 3
+    rerank_sets: int = 3
+    use_dialogue: bool = True
+    use_frame: bool = True
+    oracle_goal_feedback: bool = False
+    max_state_objects: int = 25
+    precondition_checks: bool = False
+    ground_ids: bool = False
+    copy_first: bool = False
+    room_fit: int = 0
+    review_done: bool = False
+    reground: bool = False
+    oracle_reground: bool = False
+    mention_reground: bool = False
+    copy_fallback: bool = False
+    transfer_order: bool = False
+
+    def validate(self) -> None:
+        if self.mode not in PLANNER_MODES:
+            raise ValueError(f"planner.mode {self.mode!r} is not one of {PLANNER_MODES}")
+        if self.k < 1 or self.rerank_sets < 1 or self.max_replans < 0:
+            raise ValueError(f"planner.k and planner.rerank_sets must be >= 1 and planner.max_replans >= 0, "
+                             f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
+        if self.review_done and self.mode in ("copy", "flat"):
+            raise ValueError(f"planner.review_done needs a model writing programs, not mode {self.mode!r}")
+        if self.room_fit < 0:
+            raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
+        if self.transfer_order and not self.room_fit:
+            raise ValueError("planner.transfer_order orders the room_fit candidates: set planner.room_fit > 0")
+        if self.max_state_objects < 1:
+            raise ValueError(f"planner.max_state_objects must be >= 1, got {self.max_state_objects}")
+        if self.ground_ids and self.mode == "flat":
+            raise ValueError("planner.ground_ids applies to programs, not to flat plans (mode 'flat')")
+        if self.reground and not self.copy_first:
+            raise ValueError("planner.reground re-grounds the copied example: it needs planner.copy_first")
+        if self.oracle_reground and not (self.mode == "copy" or self.copy_first):
+            raise ValueError("planner.oracle_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
+        if self.mention_reground and not (self.mode == "copy" or self.copy_first):
+            raise ValueError("planner.mention_reground re-grounds the copied example: it needs mode 'copy' or copy_first")
+        if self.copy_fallback and self.mode != "copy":
+            raise ValueError(f"planner.copy_fallback re-plans by copying the next example: it needs mode 'copy', got {self.mode!r}")
+        if sum((self.reground, self.oracle_reground, self.mention_reground)) > 1:
+            raise ValueError("planner.reground, oracle_reground and mention_reground are alternatives: set one")
+        if self.copy_first and self.mode != "ical":
+            raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")
