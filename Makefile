@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned
 
 setup: $(STAMP)
 
@@ -67,6 +67,17 @@ raw-memory: $(STAMP)
 pruned-memory: $(STAMP)
 	test -d runs/demos_n$(N) || $(IK) demos n_per_type=$(N) split=train out_dir=runs/demos_n$(N) wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true prune=true transfer=true demonstrators=[noisy] out_dir=runs/memories/pruned_n$(N) memory.path=runs/memories/pruned_n$(N).db
+
+# the recommended copy planner's retriever, trained on the fine-tunes' 8 trained task types only
+# (configs/train_retriever_trained8.yaml, ~2.5 min), and the pruned 5-per-type memory embedded with it
+# (configs/methods/copy_mention_fallback_learned.yaml)
+RETRIEVER8 := runs/retriever/trained8
+retriever-trained8: $(STAMP)
+	nice -n 19 $(IK) train-retriever --config configs/train_retriever_trained8.yaml
+pruned-memory-learned: $(STAMP)
+	test -f $(RETRIEVER8)/modules.json || $(MAKE) retriever-trained8
+	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true demonstrators=[noisy] out_dir=runs/memories/pruned_n5_learned8 memory.path=runs/memories/pruned_n5_learned8.db memory.text_embedder.model=$(RETRIEVER8)
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

@@ -179,6 +179,7 @@ class Planner:
         self.t_reground = load_template("planner_reground")
         self.api = api_documentation()
         self._rates: dict[str, float] | None = None
+        self._mentions: Any = None
 
     # ---------------------------------------------------------------- retrieval
     def retrieve(self, task: Task, state: dict, frame: Any = None,
@@ -286,12 +287,23 @@ class Planner:
         elif self.cfg.mention_reground and program:
             program = replace_classes(program, mention_replacements(
                 examples[0], task.dialogue or [task.instruction], executor.runtime.known_types(),
-                self.memory.text_embedder))
+                self._mention_embedder()))
         elif self.cfg.reground and program:
             program = replace_classes(program, self.replacements(task, executor, examples[0], stats))
         prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []
         return (Answer({"Program": program}, program) if program.strip()
                 else Answer(None, "", "no example was retrieved to copy")), examples, prompt
+
+    def _mention_embedder(self) -> Any:
+        """The bundled MiniLM for ``mention_reground`` — the memory's own where it is that one: a learned
+        retriever, trained to tell task types apart, matched the parameters' replacements less often."""
+        if self._mentions is None:
+            from icalkit.memory.embed import SentenceTransformerEmbedder, default_text_model_path
+
+            own = getattr(self.memory, "text_embedder", None)
+            self._mentions = (own if getattr(own, "path", None) == default_text_model_path().resolve()
+                              else SentenceTransformerEmbedder())
+        return self._mentions
 
     def next_copy(self, task: Task, executor: Executor, rest: list[list[Any]], missing: set[str], stats: CallStats
                   ) -> tuple[Answer, list[Any], list[dict], list[list[Any]]]:
