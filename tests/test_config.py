@@ -85,7 +85,8 @@ VARIANTS = {"eval_alfworld": "eval", "finetune_alfworld": "finetune", "finetune_
             "finetune_rag": "finetune", "finetune_rag_review": "finetune", "finetune_reground": "finetune",
             "finetune_reground_review": "finetune",
             "finetune_zero_shot": "finetune", "finetune_zero_shot_plans": "finetune",
-            "prag_alfworld": "prag", "idm": "train_idm", "idm_gpu": "train_idm"}
+            "prag_alfworld": "prag", "idm": "train_idm", "idm_gpu": "train_idm",
+            "train_retriever_trained8": "train_retriever"}
 
 
 def test_every_shipped_config_variant_and_method_is_valid() -> None:
@@ -100,6 +101,11 @@ def test_every_shipped_config_variant_and_method_is_valid() -> None:
         assert load_config(importlib.import_module(f"icalkit.commands.{command}").Config, configs / f"{name}.yaml")
     for path in sorted((configs / "methods").glob("*.yaml")):
         load_method(path.stem).validate()
+    from icalkit.commands.train_retriever import Config as RetrieverConfig
+
+    trained8 = load_config(RetrieverConfig, configs / "train_retriever_trained8.yaml")
+    trained8.validate()  # one pair per type in a batch: 8 types, batches of 8
+    assert len(trained8.task_types) == 8 and "Breakfast" not in trained8.task_types
 
 
 def test_cli_reports_config_errors(capsys: pytest.CaptureFixture) -> None:

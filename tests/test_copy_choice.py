@@ -10,12 +10,13 @@ import re
 import pytest
 from planner_doubles import one_torch_thread
 
+from icalkit.agents.context import transfer_rate
 from icalkit.agents.grounding import reground_target
 from icalkit.agents.mention_grounding import fits_slot, mention_replacements, mention_scores
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.data_gen.demos import run_episode
 from icalkit.data_gen.programs import trajectory_to_program
-from icalkit.data_gen.transfer import transfer_rate, transfer_scores, transfer_summary
+from icalkit.data_gen.transfer import transfer_scores, transfer_summary
 from icalkit.envs.factory import make_env
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.simulator import Simulator
@@ -151,3 +152,18 @@ def test_copy_fallback_skips_examples_that_name_a_class_the_room_lacks(coffee_me
                                            copy_fallback=True, max_replans=1)).run_episode(task, Simulator(build_world(task)))
     assert "No Cup has been found" in res.errors[0]
     assert res.success and res.attempts == 2 and res.retrieved == [ranked[2].example_id]
+
+
+def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
+    """A memory embedded by a learned retriever still has its mentions scored on the bundled MiniLM;
+    a memory on the bundled one shares its embedder."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from icalkit.memory.embed import default_text_model_path
+
+    cfg = PlannerConfig(mode="copy", mention_reground=True)
+    own = Planner(None, SimpleNamespace(text_embedder=embedder), cfg)._mention_embedder()
+    assert own is embedder
+    other = Planner(None, SimpleNamespace(text_embedder=SimpleNamespace(path=Path("/a/learned/retriever"))), cfg)
+    assert other._mention_embedder().path == default_text_model_path().resolve()

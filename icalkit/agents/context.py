@@ -110,10 +110,19 @@ def program_classes(program: str) -> set[str]:
     return set(program_class_order(program))
 
 
+def transfer_rate(score: Sequence[int] | None) -> float:
+    """The smoothed share of tasks solved, ``(wins + 1) / (tried + 2)``: 0.5 for an example never
+    tried, so one trial does not outrank many."""
+    if not score:
+        return 0.5
+    wins, tried = score
+    return (wins + 1) / (tried + 2)
+
+
 def room_fit_order(examples: Sequence[Any], room: set[str], transfer: Mapping[str, float] | None = None) -> list[Any]:
     """Retrieved examples (best first) re-ordered so that the room can follow the first: those of the
     top hit's task type first; with ``transfer`` (example id -> the smoothed share of its type's
-    other stored tasks it solved when copied, :func:`~icalkit.data_gen.transfer.transfer_rate`) each
+    other stored tasks it solved when copied, :func:`transfer_rate`) each
     group by that, best first; then by the share of its program's object classes in ``room`` (most
     first); ties in retrieval order."""
     if not examples:

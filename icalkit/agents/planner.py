@@ -39,6 +39,7 @@ from icalkit.agents.context import (
     retrieval_text,
     room_fit_order,
     task_text,
+    transfer_rate,
 )
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import REVIEW_TEXT, action_feedback, goal_feedback
@@ -211,8 +212,6 @@ class Planner:
         if not self.cfg.transfer_order:
             return None
         if self._rates is None:
-            from icalkit.data_gen.transfer import transfer_rate
-
             scores = getattr(self.memory, "transfer_scores", dict)()
             self._rates = {eid: transfer_rate(s) for eid, s in scores.items()}
         return self._rates

@@ -65,15 +65,6 @@ def transfer_scores(examples: Iterable[Any], env: Any, limits: Any,
     return scores
 
 
-def transfer_rate(score: list[int] | tuple[int, int] | None) -> float:
-    """The smoothed share of tasks solved, ``(wins + 1) / (tried + 2)``: 0.5 for an example never
-    tried, so one trial does not outrank many."""
-    if not score:
-        return 0.5
-    wins, tried = score
-    return (wins + 1) / (tried + 2)
-
-
 def transfer_summary(examples: Iterable[Any], scores: dict[str, list[int]]) -> dict[str, dict[str, float]]:
     """Per task type: examples, the mean share of tasks solved, and the best example's share."""
     rows: dict[str, list[float]] = defaultdict(list)
