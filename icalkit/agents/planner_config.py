@@ -13,7 +13,7 @@ class PlannerConfig:
     """Settings of the deployment agent (a config section, e.g. ``planner.mode=rerank``).
 
     Attributes:
-        mode: ``ical``, ``zero_shot``, ``rerank`` or ``flat`` (see the module docstring).
+        mode: ``ical``, ``zero_shot``, ``rerank``, ``flat`` or ``copy`` (see :mod:`icalkit.agents.planner`).
         k: examples per prompt (per retrieval set in ``rerank``).
         max_replans: re-prompts after a failed attempt (ICAL: 3).
         rerank_sets: disjoint retrieval sets compared in ``rerank`` mode.
@@ -65,10 +65,11 @@ class PlannerConfig:
             retrieved example (in the ``room_fit`` / ``transfer_order`` order) whose re-grounded
             program names no class the executor reported missing is copied from the state the last
             one left, up to ``max_replans`` times; no model.
-        transfer_order: with ``room_fit``, examples that fit the room equally well are ordered by
-            their cross-replay score, the share of their type's other stored demonstrations they
-            solve when copied (``icalkit ical transfer=true``, :mod:`~icalkit.data_gen.transfer`;
-            a memory without scores leaves the order as it is).
+        transfer_order: with ``room_fit``, the candidates of the top hit's type are ordered by their
+            cross-replay score first — the smoothed share of their type's other stored
+            demonstrations they solve when copied (``icalkit ical transfer=true``,
+            :mod:`~icalkit.data_gen.transfer`) — and by the room share after it; a memory without
+            scores leaves the room-fit order as it is.
     """
 
     mode: str = "ical"
