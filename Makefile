@@ -69,15 +69,17 @@ pruned-memory: $(STAMP)
 	$(IK) ical demos_dir=runs/demos_n$(N) raw_demos=true prune=true transfer=true demonstrators=[noisy] out_dir=runs/memories/pruned_n$(N) memory.path=runs/memories/pruned_n$(N).db
 
 # the recommended copy planner's retriever, trained on the fine-tunes' 8 trained task types only
-# (configs/train_retriever_trained8.yaml, ~2.5 min), and the pruned 5-per-type memory embedded with it
+# (configs/train_retriever_trained8.yaml, ~2.5 min), and the pruned 5-per-type memory embedded with it,
+# its transfer scores also measured on 20 training tasks of each trained type
 # (configs/methods/copy_mention_fallback_learned.yaml)
 RETRIEVER8 := runs/retriever/trained8
+TRAINED8 := [Clean All X, Coffee, N Cooked Slices Of X In Y, N Slices Of X In Y, Plate Of Toast, Put All X In One Y, Put All X On Y, Salad]
 retriever-trained8: $(STAMP)
 	nice -n 19 $(IK) train-retriever --config configs/train_retriever_trained8.yaml
 pruned-memory-learned: $(STAMP)
 	test -f $(RETRIEVER8)/modules.json || $(MAKE) retriever-trained8
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true demonstrators=[noisy] out_dir=runs/memories/pruned_n5_learned8 memory.path=runs/memories/pruned_n5_learned8.db memory.text_embedder.model=$(RETRIEVER8)
+	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED8)" demonstrators=[noisy] out_dir=runs/memories/pruned_n5_learned8 memory.path=runs/memories/pruned_n5_learned8.db memory.text_embedder.model=$(RETRIEVER8)
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

@@ -16,7 +16,7 @@ from icalkit.agents.mention_grounding import fits_slot, mention_replacements, me
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.data_gen.demos import run_episode
 from icalkit.data_gen.programs import trajectory_to_program
-from icalkit.data_gen.transfer import transfer_scores, transfer_summary
+from icalkit.data_gen.transfer import extra_tasks, transfer_scores, transfer_summary
 from icalkit.envs.factory import make_env
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.simulator import Simulator
@@ -71,6 +71,22 @@ def test_transfer_scores_count_the_other_demonstrations_each_example_solves(coff
     assert mem.transfer_scores() == scores and records_digest(mem.store.path) != before  # eval re-runs
     with pytest.raises(ValueError, match="does not hold"):
         mem.set_transfer_scores({"not-an-id": [1, 1]})
+
+    extra = extra_tasks(["Coffee"], 2)  # training tasks of a type a fine-tune may train on
+    assert not {t.task_id for t in extra["Coffee"]} & {ex.task_id for ex in examples}
+    more = transfer_scores(examples[2:], env, None, extra, progress=False)
+    assert more[examples[3].example_id] == [0, 3] and more[examples[2].example_id][1] == 3  # 1 other + 2 extra
+    assert extra_tasks(["Coffee"], 0) == {}
+
+
+def test_transfer_tasks_need_the_types_that_may_use_them():
+    from icalkit.data_gen.ical_settings import ICALSettings
+
+    ICALSettings(raw_demos=True, transfer=True, transfer_tasks=20, transfer_types=["Coffee"]).check()
+    for bad in ({"transfer_tasks": 20}, {"transfer_tasks": 20, "transfer_types": ["Coffee"], "transfer": False},
+                {"transfer_tasks": -1, "transfer_types": ["Coffee"]}):
+        with pytest.raises(ValueError, match="transfer_types"):
+            ICALSettings(raw_demos=True, **{"transfer": True, **bad}).check()
 
 
 def test_transfer_order_copies_the_example_that_transfers(coffee_memory, tmp_path, embedder):

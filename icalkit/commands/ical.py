@@ -31,6 +31,7 @@ Examples:
   icalkit ical demos_dir=runs/demos raw_demos=true out_dir=runs/ical_raw memory.path=runs/ical_raw/memory.db
   icalkit ical demos_dir=runs/demos raw_demos=true prune=true ...   # the executor drops the detours, no model
   icalkit ical ... transfer=true   # then copy each example into its type's other demonstrations' scenes
+  icalkit ical ... transfer=true transfer_tasks=20 'transfer_types=[Coffee, Salad]'   # and 20 training tasks of these types
 """
 
 FEEDBACK_KINDS = ("simulated", "human")
@@ -69,7 +70,7 @@ class Config(ICALSettings):
         bad = [d for d in self.demonstrators if d not in DEMONSTRATORS]
         if bad or not self.demonstrators:
             raise ValueError(f"demonstrators {self.demonstrators} must be a non-empty subset of {list(DEMONSTRATORS)}")
-        for t in self.task_types or []:
+        for t in [*(self.task_types or []), *self.transfer_types]:
             get_task_type(t)
         if self.feedback not in FEEDBACK_KINDS:
             raise ValueError(f"feedback {self.feedback!r} is not one of {list(FEEDBACK_KINDS)}")
@@ -126,10 +127,11 @@ def build_learner(cfg: Config, feedback_fn=None):
 def score_transfer(learner, cfg: Config) -> dict:
     """Cross-replay the memory's examples (``transfer=true``), store the scores with it and in
     ``out_dir/transfer.json``; the per-type summary."""
-    from icalkit.data_gen.transfer import transfer_scores, transfer_summary
+    from icalkit.data_gen.transfer import extra_tasks, transfer_scores, transfer_summary
 
     examples = list(learner.memory)
-    scores = transfer_scores(examples, learner.env, cfg.limits())
+    extra = extra_tasks(cfg.transfer_types, cfg.transfer_tasks)
+    scores = transfer_scores(examples, learner.env, cfg.limits(), extra)
     learner.memory.set_transfer_scores(scores)
     (Path(cfg.out_dir) / "transfer.json").write_text(json.dumps(scores, indent=1, sort_keys=True) + "\n")
     return transfer_summary(examples, scores)

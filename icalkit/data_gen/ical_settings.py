@@ -6,7 +6,7 @@ executor and the simulator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 DEMO_SOURCES = ("kinesthetic", "visual-idm", "agent")
@@ -26,6 +26,9 @@ class ICALSettings:
         transfer: after the loop, copy every stored example into the scenes of its type's other
             stored demonstrations and store how many it solves with the memory
             (:mod:`icalkit.data_gen.transfer`; no model), for ``planner.transfer_order``.
+        transfer_tasks / transfer_types: with ``transfer``, also copy the examples of each type in
+            ``transfer_types`` into ``transfer_tasks`` training-split tasks of that type (the types a
+            fine-tune may train on; a held-out type keeps only its own demonstrations).
         relabel: relabel failed examples with what the partial execution achieved.
         k: examples retrieved per prompt.
         use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
@@ -39,6 +42,8 @@ class ICALSettings:
     raw_demos: bool = False
     prune: bool = False
     transfer: bool = False
+    transfer_tasks: int = 0
+    transfer_types: list[str] = field(default_factory=list)
     relabel: bool = False
     k: int = 2
     use_dialogue: bool = True
@@ -61,6 +66,9 @@ class ICALSettings:
             raise ValueError("max_program_chars, max_example_chars and max_state_objects must be >= 1")
         if self.source not in DEMO_SOURCES:
             raise ValueError(f"source {self.source!r} is not one of {list(DEMO_SOURCES)}")
+        if self.transfer_tasks < 0 or (self.transfer_tasks and not (self.transfer and self.transfer_types)):
+            raise ValueError("transfer_tasks (>= 0) needs transfer=true and transfer_types: the task types whose "
+                             "training tasks may score the examples (a held-out type keeps only its demonstrations)")
         if self.prune and not self.raw_demos:
             raise ValueError("prune=true prunes the raw demonstrations: it needs raw_demos=true")
         if not self.abstraction and not self.hitl and not self.raw_demos:

@@ -7,15 +7,16 @@ each example's program is copied, exactly as the deployed copy planner copies it
 grounded to classes, the executor's pre-condition checks), into the scene of every other stored
 demonstration of its type, with that demonstration's task parameters substituted for its own
 (:func:`~icalkit.agents.grounding.reground_target`; both tasks are demonstrations, so both are
-known). The count of tasks it solves is the example's ``transfer`` score, stored with the memory
+known) — and, for the types a fine-tune may train on, into training-split tasks of the type
+(``transfer_tasks``). The count of tasks it solves is the example's ``transfer`` score, stored with the memory
 (:meth:`~icalkit.memory.example_memory.ExampleMemory.set_transfer_scores`) and read by
-``planner.transfer_order``. No model, no task outside the memory.
+``planner.transfer_order``. No model; a held-out type is scored on its own demonstrations only.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -30,10 +31,11 @@ class _OneExample:
         return [SimpleNamespace(example=self.example)]
 
 
-def transfer_scores(examples: Iterable[Any], env: Any, limits: Any,
+def transfer_scores(examples: Iterable[Any], env: Any, limits: Any, extra: Mapping[str, Sequence[Any]] | None = None,
                     progress: bool = True) -> dict[str, list[int]]:
     """``{example_id: [tasks solved, tasks tried]}`` over the other stored demonstrations of each
-    example's type (examples whose task id names no task are tried on none and score ``[0, 0]``)."""
+    example's type and the ``extra`` tasks of its type (training tasks; see :func:`extra_tasks`).
+    An example whose task id names no task is tried on the extra tasks only."""
     from tqdm import tqdm
 
     from icalkit.agents.planner import Planner
@@ -55,14 +57,25 @@ def transfer_scores(examples: Iterable[Any], env: Any, limits: Any,
     scores: dict[str, list[int]] = {}
     for ex in tqdm(examples, desc="transfer", unit="example", disable=not progress):
         planner = Planner(None, _OneExample(ex), cfg, limits)
-        others = [t for tid, t in ((tid, tasks[tid]) for tid in by_type.get(ex.task_type, {}))
-                  if tid != ex.task_id]
+        others = [tasks[tid] for tid in by_type.get(ex.task_type, {}) if tid != ex.task_id]
+        others += [t for t in (extra or {}).get(ex.task_type, ()) if t.task_id not in tasks]
         wins = 0
         for task in others:
             env.reset(options={"task": task})
             wins += int(planner.run_episode(task, env).success)
         scores[ex.example_id] = [wins, len(others)]
     return scores
+
+
+EXTRA_SEED = 1  # the stored demonstrations of `make pruned-memory` are seed 0's first tasks
+
+
+def extra_tasks(task_types: Sequence[str], n: int, seed: int = EXTRA_SEED) -> dict[str, list[Any]]:
+    """``n`` training-split tasks of each type (seed ``EXTRA_SEED``), to score the examples of the
+    types a fine-tune may train on — never a held-out type's."""
+    from icalkit.envs.household.tasks.sampler import sample_tasks
+
+    return {t: sample_tasks([t], n, "train", seed) for t in task_types} if n else {}
 
 
 def transfer_summary(examples: Iterable[Any], scores: dict[str, list[int]]) -> dict[str, dict[str, float]]:
