@@ -167,7 +167,7 @@ def test_a_killed_worker_leaves_the_world_at_its_completed_primitives(kitchen: W
 
 def test_cpu_limit_kills_mid_stream_and_nothing_completed_is_lost(kitchen: World) -> None:
     """SIGXCPU can land anywhere, even inside an API call: the world is what the trace says."""
-    lim = limits(timeout_s=120.0, cpu_s=1.0)
+    lim = limits(timeout_s=120.0, cpu_s=1.0, log_mb=64)  # 8 MB of actions took under 1 CPU second here
     lim.sandbox.max_loop_iterations = 10**9
     lim.api.max_steps = 10**8
     ex = Executor(Simulator(copy.deepcopy(kitchen)), lim)
