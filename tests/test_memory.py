@@ -433,3 +433,18 @@ def test_memory_config_overrides_and_builder(tmp_path, text_embedder):
         load_config(MemoryConfig, overrides=["index=annoy"])
     with pytest.raises(ConfigError, match="clip_path"):
         load_config(MemoryConfig, overrides=["image_embedder.kind=clip"])
+
+
+def test_index_files_are_written_through_private_temporary_names(tmp_path) -> None:
+    """Evaluation workers opening one memory may save its index at once: each writes its own
+    temporary file before the rename (a shared name made one worker's rename fail)."""
+    import threading
+
+    from icalkit.memory.index import private_tmp
+
+    path = tmp_path / "m.db.faiss"
+    names = {private_tmp(path)}
+    worker = threading.Thread(target=lambda: names.add(private_tmp(path)))
+    worker.start()
+    worker.join()
+    assert len(names) == 2 and all(n.parent == tmp_path and n.name.startswith("m.db.faiss.") for n in names)

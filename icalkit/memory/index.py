@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 INDEX_KINDS = ("flat", "hnsw", "ivf")
+
+
+def private_tmp(path: Path) -> Path:
+    """A temporary name beside ``path`` that no other process or thread writing ``path`` uses."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
 
 
 class IndexConfigError(ValueError):
@@ -185,9 +191,10 @@ class VectorIndex:
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Write the FAISS index to ``path`` (atomically: a temporary file, then a rename)."""
+        """Write the FAISS index to ``path`` (atomically: a temporary file of this process and thread, then
+        a rename — evaluation workers opening one memory may build and save its index at once)."""
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
+        tmp = private_tmp(path)
         self._faiss.write_index(self._index, str(tmp))
         os.replace(tmp, path)
 

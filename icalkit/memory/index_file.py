@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from icalkit.memory.index import private_tmp
 from icalkit.memory.store import RecordStore
 
 
@@ -40,8 +41,8 @@ def index_paths(store_path: str | Path) -> tuple[Path, Path]:
 
 
 def write_stamp(path: Path, stamp: IndexStamp) -> None:
-    """Write the sidecar atomically."""
-    tmp = path.with_name(path.name + ".tmp")
+    """Write the sidecar atomically (a temporary file of this process and thread, then a rename)."""
+    tmp = private_tmp(path)
     tmp.write_text(json.dumps(asdict(stamp), indent=1, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
 
