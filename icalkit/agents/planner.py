@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
+from icalkit.agents.api.household import classes_not_found
 from icalkit.agents.context import (
     example_program,
     format_examples,
@@ -70,7 +71,6 @@ from icalkit.envs.household.tasks.task import Task
 
 SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
 REGROUND_TOKENS = 64  # a few "A -> B" lines
-MISSING = re.compile(r"No ([A-Z][A-Za-z]*) has been found")  # the executor's feedback on a class the room lacks
 
 
 @dataclass
@@ -191,8 +191,11 @@ class Planner:
             return [[]], ""
         from icalkit.memory.example_memory import EmptyMemoryError
 
-        n_sets = {"rerank": self.cfg.rerank_sets, "copy": max(self.cfg.max_replans + 1, self.cfg.room_fit)
-                  if self.cfg.copy_fallback else 1}.get(self.cfg.mode, 1)
+        n_sets = 1  # rerank: disjoint sets to compare; copy_fallback: a candidate per attempt and spares
+        if self.cfg.mode == "rerank":
+            n_sets = self.cfg.rerank_sets
+        elif self.cfg.mode == "copy" and self.cfg.copy_fallback:
+            n_sets = max(self.cfg.max_replans + 1, self.cfg.room_fit)
         use_frame = frame if (self.cfg.use_frame and getattr(self.memory, "image_embedder", None)) else None
         try:
             weights = (1.0, 0.0, 0.0) if self.cfg.mode == "flat" else None  # LLM-Planner: kNN by instruction
@@ -382,7 +385,7 @@ class Planner:
                 break
             replans += 1
             if self.cfg.mode == "copy":  # copy_fallback: another retrieved example, from the state left
-                missing |= set(MISSING.findall(error))
+                missing |= classes_not_found(error)
                 answer, examples, prompt, rest = self.next_copy(task, executor, rest, missing, stats)
                 continue
             prompt = self._replan_prompt(task, executor, examples, last_program, completed, error)

@@ -43,21 +43,19 @@ def transfer_scores(examples: Iterable[Any], env: Any, limits: Any, extra: Mappi
     from icalkit.envs.household.tasks.registry import TaskSpecError
     from icalkit.envs.household.tasks.sampler import task_from_id
 
-    by_type: dict[str, dict[str, Any]] = defaultdict(dict)
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, Any] = {}  # the stored demonstrations' own tasks, by id
     examples = list(examples)
     for ex in examples:
         try:
-            tasks[ex.task_id] = task_from_id(ex.task_id)
+            tasks.setdefault(ex.task_id, task_from_id(ex.task_id))
         except TaskSpecError:
             continue
-        by_type[ex.task_type].setdefault(ex.task_id, ex)
     cfg = PlannerConfig(mode="copy", k=1, max_replans=0, precondition_checks=True, ground_ids=True,
                         oracle_reground=True)
     scores: dict[str, list[int]] = {}
     for ex in tqdm(examples, desc="transfer", unit="example", disable=not progress):
         planner = Planner(None, _OneExample(ex), cfg, limits)
-        others = [tasks[tid] for tid in by_type.get(ex.task_type, {}) if tid != ex.task_id]
+        others = [t for tid, t in tasks.items() if t.task_type == ex.task_type and tid != ex.task_id]
         others += [t for t in (extra or {}).get(ex.task_type, ()) if t.task_id not in tasks]
         wins = 0
         for task in others:

@@ -10,6 +10,7 @@ walk to the object first when it is out of reach.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any, ClassVar
 
 from icalkit.agents.api.runtime import ActionFailed, ApiRuntime, ApiUsageError
@@ -29,6 +30,14 @@ ATTRIBUTES: dict[str, str] = {
     "toggled": "is_toggled",
     "open": "is_open",
 }
+NOT_FOUND = "No {} has been found."  # the failure of naming a class the agent cannot find
+
+
+def classes_not_found(feedback: str) -> set[str]:
+    """The object classes a failure message (:data:`NOT_FOUND`) says the agent could not find."""
+    return set(re.findall(r"No ([A-Z][A-Za-z]*) has been found\.", feedback))
+
+
 CLASS_ALIASES = {"Sink": "SinkBasin", "BathtubBasin": "Bathtub"}  # AI2-THOR names -> catalog names
 PUT_DOWN_SURFACES = ("CounterTop", "CounterTopBath", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
                      "Dresser", "Sofa", "ArmChair", "Bed")
@@ -96,7 +105,7 @@ class InteractionObject:
             candidates = [k for kind in KNIVES for k in self.runtime.candidates(kind)]  # any knife cuts
         if not candidates:
             self._raise_if_sliced()
-            raise ActionFailed(f"No {self.object_class} has been found.")
+            raise ActionFailed(NOT_FOUND.format(self.object_class))
         obj = candidates[0]
         self.object_instance = obj.object_id
         self.runtime.claimed.add(obj.object_id)
