@@ -250,7 +250,9 @@ def phase_eval(args: argparse.Namespace) -> dict:
                   "trained_types": sorted(trained), "recommended": args.recommended, "methods": methods,
                   "memories": {m: memory_build(m) for m in args.memory_runs},
                   "first_program_as_oracle": {"oracle": args.oracle_method,
-                                              "methods": same_first_program(args.eval_dirs, args.oracle_method)}}
+                                              "methods": same_first_program(args.eval_dirs, args.oracle_method)},
+                  # the same methods on valid_seen where the runs hold it (a second split, for the caveats)
+                  "valid_seen": method_figures(args.eval_dirs, trained, "valid_seen")}
     earlier = earlier_entries("evaluation", evaluation, "eval_dirs",
                               carry=("trained_types_sr", "heldout_types_sr", "heldout_choices"))
     return {"evaluation": evaluation, "earlier_evaluations": earlier,
@@ -300,17 +302,17 @@ def heldout_choices(by_type: dict[str, list[int]], k: int, method: str) -> dict:
             "sr_max": round(max(srs.values()), 3), "worst_choice": list(worst)}
 
 
-def unseen_records(eval_dirs: list[str]) -> list[dict]:
-    """The valid_unseen episodes of the runs' episodes.jsonl."""
+def split_records(eval_dirs: list[str], split: str = "valid_unseen") -> list[dict]:
+    """The episodes of ``split`` (valid_unseen by default) in the runs' episodes.jsonl."""
     return [r for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()
-            if (r := json.loads(line))["split"] == "valid_unseen"]
+            if (r := json.loads(line))["split"] == split]
 
 
 def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]]:
     """Per method: [tasks whose first program equals ``oracle``'s, tasks both ran]. With the oracle
     re-grounded copy (``copy_oracle_reground``) and the same memory this counts the copies a
     method re-grounded as the task parameters do (a copy that needed no replacement included)."""
-    records = unseen_records(eval_dirs)
+    records = split_records(eval_dirs)
     want = {r["task_id"]: r["programs"][0] for r in records if r["method"] == oracle and r["programs"]}
     out: dict[str, list[int]] = {}
     for r in records:
@@ -321,13 +323,15 @@ def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]
     return out
 
 
-def method_figures(eval_dirs: list[str], trained: set[str]) -> dict[str, dict]:
+def method_figures(eval_dirs: list[str], trained: set[str], split: str = "valid_unseen") -> dict[str, dict]:
     """Per method of the runs' episodes.jsonl: SR, GC, successes, episodes and recoveries (successes
-    after an attempt that failed with an error) on valid_unseen, for the trained and the held-out
+    after an attempt that failed with an error) on ``split``, for the trained and the held-out
     task types — over the tasks every method ran (same work each)."""
     from icalkit.metrics import Episode, aggregate
 
-    records = unseen_records(eval_dirs)
+    records = split_records(eval_dirs, split)
+    if not records:
+        return {}
     names = list(dict.fromkeys(r["method"] for r in records))
     common = set.intersection(*({r["task_id"] for r in records if r["method"] == m} for m in names))
     methods: dict[str, dict] = {}
