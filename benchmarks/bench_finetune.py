@@ -70,7 +70,8 @@ PLAIN = ["train.completion_loss=false", "train.shared_prefix=false"]  # the mode
 VARIANTS = {
     "plain_fp32": ["train.method=full", "train.precision=fp32", *PLAIN],
     "plain_bf16": ["train.method=full", "train.precision=bf16", *PLAIN],
-    "default": ["train.method=full"],  # completion-only logits + shared prefix, precision auto
+    "default": ["train.method=full"],  # completion-only logits + shared prefix + sdpa_folded, precision auto
+    "default_unfolded": ["train.method=full", "train.attention=sdpa"],  # the default with transformers' sdpa
     "prompt_nograd": ["train.method=full", "train.prompt_grad=false"],
     "completion_loss_only": ["train.method=full", "train.shared_prefix=false"],
     "eager": ["train.method=full", "train.attention=eager"],

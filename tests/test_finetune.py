@@ -226,6 +226,34 @@ def test_prompt_without_gradient_keeps_the_loss_and_trains_through_the_completio
     assert _close(ours_g, ref_g) and not _close(ours_g, exact_g)
 
 
+@pytest.mark.parametrize("case", ["shared_prefix", "prompt_without_gradient", "packing"])
+def test_folded_attention_equals_transformers_sdpa(tokenizer, tiny_dir, case):
+    """``sdpa_folded`` (grouped-query heads folded into the query, no key/value copies) gives the loss
+    and gradients of transformers' ``sdpa`` on masked batches: shared prefix, split prompt, packed row."""
+    from icalkit.training.attention import register
+    from icalkit.training.completion_loss import SharedPrefixCollator, completion_loss
+
+    model, feats = _prefix_case(tokenizer, tiny_dir, "full")
+    assert model.config.num_key_value_heads < model.config.num_attention_heads  # the fold has groups to fold
+    if case == "packing":
+        batch = make_collator(tokenizer, packing=True)(feats)
+        step = lambda: model(**batch, use_cache=False).loss  # noqa: E731
+    else:
+        batch = SharedPrefixCollator(tokenizer.pad_token_id, split_prompt=case != "shared_prefix")(feats)
+        step = lambda: completion_loss(model, batch)  # noqa: E731
+    ref, ref_g = _loss_and_grads(model, step)
+    model.set_attn_implementation(register())
+    calls = []
+    handle = torch.nn.functional.scaled_dot_product_attention
+    torch.nn.functional.scaled_dot_product_attention = lambda q, *a, **k: calls.append(q.shape) or handle(q, *a, **k)
+    try:
+        ours, ours_g = _loss_and_grads(model, step)
+    finally:
+        torch.nn.functional.scaled_dot_product_attention = handle
+    assert any(shape[1] == model.config.num_key_value_heads and shape[2] > 1 for shape in calls)  # folded queries
+    assert torch.allclose(ours, ref, atol=1e-6) and _close(ours_g, ref_g)
+
+
 def _train_cfg(tiny_dir: Path, **kw) -> TrainConfig:
     base = dict(model=str(tiny_dir), method="full", max_steps=6, micro_batch=2, grad_accum=1, precision="fp32",
                 learning_rate=1e-2, save_steps=100, logging_steps=1, threads=1, device="cpu", warmup_ratio=0.0)

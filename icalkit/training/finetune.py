@@ -34,6 +34,7 @@ from icalkit.data_gen.finetune_data import DatasetError
 
 METHODS = ("full", "lora")
 PRECISIONS = ("auto", "fp32", "bf16")
+ATTENTIONS = ("sdpa_folded", "sdpa", "eager")
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 COLUMNS = ("prompt", "completion")
 
@@ -63,7 +64,9 @@ class TrainConfig:
             with the current weights without gradient and only the completion is trained through
             (not exact; about half the cost of a step; needs shared_prefix; see
             :mod:`icalkit.training.completion_loss`).
-        attention: ``sdpa`` or ``eager`` (transformers' attention implementation).
+        attention: ``sdpa_folded`` (SDPA with each key/value head's query heads folded into one
+            query, no key/value copies: :mod:`icalkit.training.attention`), ``sdpa`` or ``eager``
+            (transformers' own).
         packing: padding-free micro-batches (see the module docstring); off: padded batches
             grouped by length.
         torch_compile: compile the model (slow first steps; dynamic shapes). With completion_loss
@@ -98,7 +101,7 @@ class TrainConfig:
     completion_loss: bool = True
     shared_prefix: bool = True
     prompt_grad: bool = True
-    attention: str = "sdpa"
+    attention: str = "sdpa_folded"
     packing: bool = False
     torch_compile: bool = False
     threads: int = 2
@@ -117,8 +120,8 @@ class TrainConfig:
             raise ValueError(f"train.method {self.method!r} is not one of {METHODS}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"train.precision {self.precision!r} is not one of {PRECISIONS}")
-        if self.attention not in ("sdpa", "eager"):
-            raise ValueError(f"train.attention {self.attention!r} is not one of ('sdpa', 'eager')")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"train.attention {self.attention!r} is not one of {ATTENTIONS}")
         if self.shared_prefix and (self.packing or not self.completion_loss):
             raise ValueError("train.shared_prefix needs train.completion_loss=true and train.packing=false")
         if not self.prompt_grad and not self.shared_prefix:
@@ -193,11 +196,14 @@ def load_model(cfg: TrainConfig) -> tuple[Any, Any]:
 
     from icalkit.models.llm.convert import default_model_dir
     from icalkit.models.llm.hf import ensure_pad_token
+    from icalkit.training.attention import register
 
     folder = Path(cfg.model) if cfg.model else default_model_dir()
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"train.model {folder} is not a Hugging Face model folder (no config.json)")
     tokenizer = ensure_pad_token(AutoTokenizer.from_pretrained(folder))
+    if cfg.attention == "sdpa_folded":
+        register()
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation=cfg.attention)
     model.config.use_cache = False  # no KV cache in training; with one, packed rows would attend across pairs
     if cfg.method == "lora":
