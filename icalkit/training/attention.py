@@ -27,7 +27,8 @@ def sdpa_folded_forward(module: Any, query: Any, key: Any, value: Any, attention
 
     groups = getattr(module, "num_key_value_groups", 1)
     b, h, s, d = query.shape
-    if groups == 1 or attention_mask is None or s == 1 or kwargs.get("position_bias") is not None:
+    if (groups == 1 or attention_mask is None or s == 1 or attention_mask.shape[1] != 1  # per-head masks: no fold
+            or kwargs.get("position_bias") is not None):
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout,
                                       scaling=scaling, **kwargs)
     kv = key.shape[1]
