@@ -348,6 +348,8 @@ def test_bad_datasets_and_configs_are_named(pairs, tiny_dir, tmp_path):
         train(_train_cfg(tiny_dir, max_length=16), pairs[0] / "dataset", tmp_path / "run")
     with pytest.raises(ValueError, match="train.method"):
         TrainConfig(method="qlora").validate()
+    with pytest.raises(ValueError, match=r"train.attention 'flash' is not one of \('sdpa_folded'"):
+        TrainConfig(attention="flash").validate()
     with pytest.raises(ValueError, match="every task type is held out"):
         PairConfig(task_types=["Coffee"], heldout_types=["Coffee"]).validate()
     with pytest.raises(DatasetError, match="data.memory_path"):
