@@ -82,7 +82,19 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     trace = executor(world, precondition_checks=True).run(program)
     assert trace.failure is None and trace.primitive_actions[-1][1] != first
     named = program.replace("InteractionObject('CounterTop')", f"InteractionObject('CounterTop', object_instance={first!r})")
-    assert "is full" in executor(world, precondition_checks=True).run(named).failure.message  # its choice stands
+    assert "is full" in executor(world).run(named).failure.message
+    # named: its choice stands, and a filler of another class moves off it to make room
+    trace = executor(world, precondition_checks=True).run(named)
+    moves = [a for a in trace.primitive_actions if a[0] in ("Pickup", "Place")]
+    assert trace.failure is None and moves[-1] == ("Place", first), moves
+    assert moves[-4][0] == "Pickup" and moves[-4][1] in crowded.children
+    assert moves[-3][0] == "Place" and moves[-3][1] != first and moves[-2] == moves[0]  # the mug again
+    # nothing of another class to move (a second slice for a full toaster): the simulator's message
+    two_slices = toast_program(kitchen).replace("toaster.toggle_on()", "").replace(
+        'toast.change_state("toasted", True)',
+        "toast2 = InteractionObject('BreadSliced', parent_object=bread)\ntoast2.pickup_and_place(toaster)")
+    trace = executor(kitchen, precondition_checks=True).run(two_slices, toast_task())
+    assert action_feedback(trace).endswith("`toast2.pickup_and_place(toaster)`: The Toaster is full right now.")
     # a call that cannot apply still fails: a mug cannot be closed, however its state reads
     trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message

@@ -191,6 +191,7 @@ class InteractionObject:
                 target = _with_room(rt, receptacle, target, obj)
                 _open_container_of(rt, target)  # a plate in a closed cabinet
                 _open_if_closed(rt, target)
+                _make_room(rt, target, obj)  # a sink full of other dishes
             rt.interact("Place", target)
 
     def pickup_and_place(self, receptacle: InteractionObject) -> None:
@@ -331,6 +332,21 @@ def _with_room(rt: ApiRuntime, receptacle: InteractionObject, target: SimObject,
     return target
 
 
+def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
+    """A full ``target`` gets room for the held ``obj``: one of its objects of another class (never
+    one like ``obj``, which the program may have put there) moves to a free surface, and ``obj`` is
+    taken up again. None to move: the place fails with the simulator's own message."""
+    if len(target.children) < target.type.capacity:
+        return
+    others = [rt.world.objects[c] for c in target.children if rt.world.objects[c].object_type != obj.object_type]
+    if not others:
+        return
+    rt.interact("Place", _free_surface(rt, obj))
+    rt.interact("Pickup", others[-1])
+    rt.interact("Place", _free_surface(rt, others[-1], avoid=target))
+    rt.interact("Pickup", obj)
+
+
 def _hold_knife(rt: ApiRuntime) -> None:
     """HELPER's check before a slice: fetch a knife unless one is in hand — the one the program
     already named, else the best candidate (none known: the slice fails with the simulator's own
@@ -378,11 +394,11 @@ def _has_room(receptacle: SimObject, obj: SimObject) -> bool:
     return len(receptacle.children) < receptacle.type.capacity and can_hold(receptacle.object_type, obj.object_type)
 
 
-def _free_surface(runtime: ApiRuntime, held: SimObject) -> SimObject:
+def _free_surface(runtime: ApiRuntime, held: SimObject, avoid: SimObject | None = None) -> SimObject:
     world = runtime.world
     visible = set(runtime.sim.visible_objects())
     options = [o for o in world.objects.values()
-               if o.object_type in PUT_DOWN_SURFACES and _has_room(o, held)
+               if o.object_type in PUT_DOWN_SURFACES and _has_room(o, held) and o is not avoid
                and not (o.object_type in CLOSED_BLOCKS and not o.is_open)]
     if not options:
         raise ActionFailed(f"There is no free surface to put the {held.object_type} down on.")
