@@ -35,7 +35,7 @@ NOT_FOUND = "No {} has been found."  # the failure of naming a class the agent c
 
 def classes_not_found(feedback: str) -> set[str]:
     """The object classes a failure message (:data:`NOT_FOUND`) says the agent could not find."""
-    return set(re.findall(r"No ([A-Z][A-Za-z]*) has been found\.", feedback))
+    return set(re.findall(re.escape(NOT_FOUND).replace(re.escape("{}"), "([A-Z][A-Za-z]*)"), feedback))
 
 
 CLASS_ALIASES = {"Sink": "SinkBasin", "BathtubBasin": "Bathtub"}  # AI2-THOR names -> catalog names
@@ -341,10 +341,9 @@ def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
     others = [rt.world.objects[c] for c in target.children if rt.world.objects[c].object_type != obj.object_type]
     if not others:
         return
-    rt.interact("Place", _free_surface(rt, obj))
-    rt.interact("Pickup", others[-1])
+    _take(rt, others[-1])  # puts ``obj`` down first
     rt.interact("Place", _free_surface(rt, others[-1], avoid=target))
-    rt.interact("Pickup", obj)
+    _take(rt, obj)
 
 
 def _hold_knife(rt: ApiRuntime) -> None:
