@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned ical-ft-memory
 
 setup: $(STAMP)
 
@@ -80,6 +80,17 @@ pruned-memory-learned: $(STAMP)
 	test -f $(RETRIEVER8)/modules.json || $(MAKE) retriever-trained8
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED8)" demonstrators=[noisy] out_dir=runs/memories/pruned_n5_learned8 memory.path=runs/memories/pruned_n5_learned8.db memory.text_embedder.model=$(RETRIEVER8)
+
+# the fine-tuned model's own ICAL memory (configs/methods/finetuned_ical.yaml): the 8 trained types' raw
+# demonstrations, then ICAL run by the model of configs/finetune_ical.yaml (abstractions and updates) on the
+# 4 held-out types' demonstrations, which it never saw in training (docs/finetune.md)
+HELDOUT4 := [Water Plant, Boil X, Sandwich, Breakfast]
+ICAL_FT_MODEL ?= runs/finetune_ical/model
+ical-ft-memory: $(STAMP)
+	test -f $(ICAL_FT_MODEL)/config.json || { echo "no fine-tuned model at $(ICAL_FT_MODEL): icalkit finetune --config configs/finetune_rag.yaml, then --config configs/finetune_ical.yaml"; exit 1; }
+	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true demonstrators=[noisy] "task_types=$(TRAINED8)" env.render=false out_dir=runs/memories/ical_ft_n5_trained memory.path=runs/memories/ical_ft_n5.db wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" llm.model=$(ICAL_FT_MODEL) llm.max_new_tokens=1024 env.render=false torch_threads=2 out_dir=runs/memories/ical_ft_n5 memory.path=runs/memories/ical_ft_n5.db wandb.mode=disabled
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

@@ -38,7 +38,9 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   (``--eval-dirs``, with a CPU evaluation's for the same tasks).
 - ``copies``: the grounded copy baseline (no model) under other example memories and retrieval
   settings (``copy_memories``): how many demonstrations per type, which kind, and the room-fit
-  re-ranking (``planner.room_fit``), from ``icalkit eval`` runs of copy methods named apart.
+  re-ranking (``planner.room_fit``), from ``icalkit eval`` runs of copy methods named apart; or any
+  rows recorded apart under ``--key`` (``ical_learned``: the fine-tuned model's ICAL memory, with its
+  fine-tunes ``--finetune-dir`` and its ``icalkit ical`` run ``--memory-runs``).
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
@@ -50,6 +52,8 @@ Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py eval --finetune-dir runs/ft_main --eval-dirs runs/ft_main/eval
        python benchmarks/bench_finetune.py eval --trained-types Coffee ... --eval-dirs runs/eval_r13_n5
            --recommended copy_mention_fallback --copy-method copy_mention_fallback
+       python benchmarks/bench_finetune.py copies --key ical_learned --finetune-dir runs/finetune_ical
+           runs/finetune_rag --memory-runs runs/memories/ical_ft_n5 --eval-dirs runs/eval_ical
 """
 
 from __future__ import annotations
@@ -280,11 +284,19 @@ def earlier_entries(key: str, new: dict, *run_keys: str, carry: tuple[str, ...] 
 def memory_build(out_dir: str) -> dict:
     """What an ``icalkit ical`` run (its results.jsonl) stored: demonstrations, examples, pruned lines, time,
     and its cross-replay transfer per type (summary.json) where it ran one."""
+    from collections import Counter
+
     rows = [json.loads(line) for line in (Path(out_dir) / "results.jsonl").open()]
     pruned = sum(r.get("pruned_lines", 0) for r in rows)
     summary = Path(out_dir) / "summary.json"
     transfer = json.loads(summary.read_text()).get("transfer") if summary.is_file() else None
+    types = sorted({r["task_type"] for r in rows})
     return {"demonstrations": len(rows), "learned": sum(r["status"] == "learned" for r in rows),
+            "statuses": dict(Counter(r["status"] for r in rows)),
+            "learned_by_type": {t: [sum(r["status"] == "learned" for r in rows if r["task_type"] == t),
+                                    sum(r["task_type"] == t for r in rows)] for t in types},
+            "first_attempt_success": sum(r.get("first_attempt_success", False) for r in rows),
+            "llm_calls": sum(r.get("usage", {}).get("calls", 0) for r in rows),
             "pruned_lines": pruned, "pruned_lines_mean": round(pruned / max(len(rows), 1), 1),
             "wall_s": round(sum(r["wall_s"] for r in rows), 1),
             **({"transfer": transfer} if transfer else {})}  # icalkit ical transfer=true: per type
@@ -384,8 +396,12 @@ def phase_copies(args: argparse.Namespace) -> dict:
     grounded copy under other memories and retrieval settings (``copy_memories``), or a row on fewer
     tasks (``base_zero_shot``), grouped by the trained types (``--finetune-dir`` / ``--trained-types``)."""
     trained = trained_set(args)
+    summaries = {d: json.loads((Path(d) / "train_summary.json").read_text()) for d in args.finetune_dir}
     return {args.key: {"tool": "icalkit eval (valid_unseen)", "eval_dirs": args.eval_dirs,
-                       "methods": method_figures(args.eval_dirs, trained)}}
+                       "methods": method_figures(args.eval_dirs, trained),
+                       **({"finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in summaries.items()}}
+                          if summaries else {}),
+                       **({"memories": {m: memory_build(m) for m in args.memory_runs}} if args.memory_runs else {})}}
 
 
 def phase_demo(args: argparse.Namespace) -> dict:
@@ -432,7 +448,7 @@ def main() -> None:
     parser.add_argument("--trained-types", nargs="*", default=[], help="eval, copies: the trained task types where "
                         "no --finetune-dir is given (methods without a fine-tuned model, grouped as the fine-tunes were)")
     parser.add_argument("--eval-dirs", nargs="+", default=["runs/ft_main/eval"])
-    parser.add_argument("--memory-runs", nargs="*", default=[], help="eval: icalkit ical out_dirs of the evaluated "
+    parser.add_argument("--memory-runs", nargs="*", default=[], help="eval, copies: icalkit ical out_dirs of the evaluated "
                         "memories to record (e.g. runs/memories/pruned_n5)")
     parser.add_argument("--oracle-method", default="copy_oracle_reground", help="eval: the oracle re-grounded copy "
                         "whose first programs the other methods' are compared with")

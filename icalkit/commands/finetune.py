@@ -74,12 +74,13 @@ def build_dataset(cfg: Config) -> Path:
             print(json.dumps({k: stats[k] for k in ("tasks", "pairs", "by_kind", "dropped")}, indent=1))
         elif state.is_main_process:
             memory = None
-            if cfg.data.k and cfg.data.memory_path:
+            if cfg.data.retrieves() and cfg.data.memory_path:
                 if not Path(cfg.data.memory_path).is_file():
                     from icalkit.data_gen.finetune_data import DatasetError
 
-                    raise DatasetError(f"data.memory_path {cfg.data.memory_path} does not exist (data.k > 0 retrieves "
-                                       "examples from an example memory: icalkit ical raw_demos=true builds one)")
+                    raise DatasetError(f"data.memory_path {cfg.data.memory_path} does not exist (data.k > 0 or ICAL "
+                                       "pairs with data.ical.k > 0 retrieve examples from an example memory: "
+                                       "icalkit ical raw_demos=true builds one)")
                 from icalkit.memory.config import MemoryConfig, build_memory
 
                 memory = build_memory(MemoryConfig(path=cfg.data.memory_path))

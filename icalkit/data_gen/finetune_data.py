@@ -51,6 +51,7 @@ from icalkit.agents.plan_prompts import (
     replan_program_prompt,
 )
 from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
+from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
@@ -82,7 +83,10 @@ class PairConfig:
         valid_fraction: share of tasks (whole tasks) in the validation split.
         plan_pairs: whether to write each task's plan pair (prompt -> whole program); false for a
             model deployed with ``planner.copy_first``, which never writes the first program.
+        ical_pairs: also write each task's ICAL pairs (``ical_abstraction`` and ``ical_update``
+            prompts; :mod:`icalkit.data_gen.ical_pairs`), so the tuned model can run ``icalkit ical``.
         planner: the deployment planner settings the prompts must match (dialogue, state size).
+        ical: the ``icalkit ical`` settings the ICAL pairs' prompts must match (k, dialogue, sizes).
         oracle_object_map: executor setting used to replay the programs (as in ``icalkit plan``).
         env: ``household`` (programs against the action API) or ``alfworld`` (flat plans of text
             commands for the ALFWorld flat planner; ``icalkit.data_gen.alfworld_plans``). With
@@ -102,7 +106,9 @@ class PairConfig:
     mistakes: list[str] = field(default_factory=lambda: list(DEFAULT_MISTAKES))
     valid_fraction: float = 0.1
     plan_pairs: bool = True
+    ical_pairs: bool = False
     planner: PlannerConfig = field(default_factory=PlannerConfig)
+    ical: ICALSettings = field(default_factory=ICALSettings)
     oracle_object_map: bool = True
     env: str = "household"
     alfworld: AlfworldConfig = field(default_factory=AlfworldConfig)
@@ -134,8 +140,16 @@ class PairConfig:
             raise ValueError(f"data.valid_fraction must be in [0, 1), got {self.valid_fraction}")
         if self.planner.reground and COPY not in self.mistakes:
             raise ValueError(f"data.planner.reground re-grounds the retrieved copy: list {COPY!r} in data.mistakes")
+        if self.ical_pairs:
+            if self.env != "household":
+                raise ValueError("data.ical_pairs teaches ICAL's household prompts: it needs data.env=household")
+            self.ical.check()
         if not set(self.task_types) - set(self.heldout_types):
             raise ValueError("every task type is held out: nothing left to train on")
+
+    def retrieves(self) -> bool:
+        """Whether the pairs' prompts carry examples retrieved from ``memory_path``."""
+        return self.k > 0 or (self.ical_pairs and self.ical.k > 0)
 
     def training_types(self) -> list[str]:
         return [t for t in self.task_types if t not in self.heldout_types]
@@ -188,6 +202,14 @@ def inject_mistake(program: str, kind: str, rng: random.Random, classes: list[st
     return "\n".join(lines) + "\n"
 
 
+def absent_classes(world: Any) -> list[str]:
+    """The object classes ``world`` lacks (sliced ones aside): what an ``absent_object`` mistake names."""
+    from icalkit.envs.household.catalog import OBJECT_TYPES
+
+    present = {o.object_type for o in world.objects.values()}
+    return sorted(t for t, ot in OBJECT_TYPES.items() if t not in present and ot.kind != "sliced")
+
+
 @dataclass
 class TaskPairs:
     """The pairs one task produced and why others were dropped."""
@@ -213,7 +235,7 @@ class PairBuilder:
         from icalkit.agents.api.runtime import ApiConfig
         from icalkit.envs.factory import make_env
 
-        self.cfg = cfg
+        self.cfg, self.memory = cfg, memory
         self.env = make_env("household", render_obs=False)
         self.limits = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map))
         # a copied example runs as the deployed planner runs it (its pre-condition checks)
@@ -231,15 +253,13 @@ class PairBuilder:
         """Plan pair (+ revision pairs) for ``task``; never raises for a task that fails."""
         from icalkit.data_gen.expert import expert_actions
         from icalkit.data_gen.programs import trajectory_to_program
-        from icalkit.envs.household.catalog import OBJECT_TYPES
         from icalkit.envs.household.scene import build_world
 
         out = TaskPairs(task.task_id, task.task_type)
         p = self.cfg.planner
         executor = self._fresh(task)
         world0 = executor.sim.world
-        present = {o.object_type for o in world0.objects.values()}  # before any program runs
-        absent = sorted(t for t, ot in OBJECT_TYPES.items() if t not in present and ot.kind != "sliced")
+        absent = absent_classes(world0)  # before any program runs
         # the deployed planner's query: Planner.run retrieves with retrieval_state
         sets, err = (self.retriever.retrieve(task, retrieval_state(world0, task), None, executor.runtime.known_types())
                      if self.retriever else ([[]], ""))
@@ -288,6 +308,11 @@ class PairBuilder:
             if row is not None:
                 out.rows.append({**meta, **row})
                 made += 1
+        if self.cfg.ical_pairs:
+            from icalkit.data_gen.ical_pairs import ical_rows
+
+            out.rows += ical_rows(task, self.env, self.memory, self.cfg.ical, self.limits, self.cfg.mistakes,
+                                  self.cfg.seed, out)
         return out
 
     def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,
@@ -396,8 +421,9 @@ def build_pairs(cfg: PairConfig, out_dir: str | Path, memory: Any | None = None,
     from icalkit.envs.household.tasks.sampler import sample_tasks
 
     cfg.validate()
-    if cfg.k > 0 and memory is None:  # checked here, not in validate: `icalkit demo` derives the path later
-        raise DatasetError("data.k > 0 retrieves examples: set data.memory_path to an example memory")
+    if cfg.retrieves() and memory is None:  # checked here, not in validate: `icalkit demo` derives the path later
+        raise DatasetError("data.k > 0 (or ICAL pairs with data.ical.k > 0) retrieves examples: set "
+                           "data.memory_path to an example memory")
     out = Path(out_dir)
     tasks = sample_tasks(cfg.training_types(), cfg.n_per_type, cfg.split, cfg.seed)
     done = load_records(out / "pairs.jsonl", lambda r: r["task_id"])

@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.context import (
     filtered_state,
     format_example,
@@ -42,6 +41,7 @@ from icalkit.agents.context import (
 from icalkit.agents.executor import ExecutorLimits
 from icalkit.agents.feedback import program_feedback
 from icalkit.agents.llm_session import CallStats
+from icalkit.agents.plan_prompts import api_text
 from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.data_gen.ical_steps import (
     Abstraction,
@@ -117,7 +117,6 @@ class ICALLearner:
         self.env, self.memory, self.prompter, self.settings = env, memory, prompter, settings
         self.feedback_fn = feedback_fn or (lambda ex, env: program_feedback(ex.trace))
         self.limits = limits
-        self.api = api_documentation()
         self.model = model_label(prompter.llm) if prompter is not None else ""
 
     # -- one demonstration -------------------------------------------------------------------
@@ -161,9 +160,8 @@ class ICALLearner:
             res.env_steps = run.trace.steps
             self._save(task, world, state, demo_program, Abstraction(program=program), run, [], res, demo_id, frame)
             return
-        instruction = task_text(task, s.use_dialogue)
-        values = {"api": self.api, "instruction": instruction, "state": state_text(state),
-                  "examples": self._examples(task, *retrieval_query(task, world, self.memory), frame)}
+        examples = ical_examples(self.memory, task, world, s, frame if self._visual() else None)
+        values = ical_prompt_values(task, state, examples, s)
         if s.abstraction:
             asked = self.prompter.ask("ical_abstraction", parse_abstraction, usage, **values,
                                       program=truncate_lines(demo_program, s.max_program_chars))
@@ -244,28 +242,7 @@ class ICALLearner:
         self._save(task_copy, world, state, demo_program, relabeled, run, history, res, demo_id, frame,
                    relabeled=True)
 
-    # -- retrieval and saving ----------------------------------------------------------------
-    def _examples(self, task: Task, instruction: str, state: dict, frame: Any) -> str:
-        """Top-k successful examples from the memory learned so far, as prompt text.
-
-        ``instruction`` and ``state`` are the task's :func:`retrieval_query` (as at deployment).
-        """
-        from icalkit.memory.example_memory import EmptyMemoryError
-
-        k = self.settings.k
-        if k <= 0 or len(self.memory) == 0:
-            return format_examples([])
-        try:
-            found = self.memory.retrieve(instruction, state, frame if self._visual() else None,
-                                         k=2 * k, exclude_task_ids=[task.task_id])
-        except EmptyMemoryError:
-            return format_examples([])
-        good = [r.example for r in found if r.example.success][:k]
-        if not good:
-            return format_examples([])
-        return "\n\n".join(truncate_lines(format_example(e, i + 1), self.settings.max_example_chars, marker="...")
-                           for i, e in enumerate(good))
-
+    # -- saving ----------------------------------------------------------------------------
     def _visual(self) -> bool:
         return getattr(self.memory, "image_embedder", None) is not None and getattr(self.env, "render_obs", False)
 
@@ -298,6 +275,37 @@ class ICALLearner:
             self.memory.add(example, frame if self._visual() else None)
         res.status = "relabeled" if relabeled else "learned"
         res.example_id = example_id
+
+
+def ical_prompt_values(task: Task, state: dict, examples: str, settings: ICALSettings) -> dict[str, str]:
+    """The values ICAL's prompts share (API, task, abstracted state, retrieved examples); one source
+    for the loop and for the fine-tuning pairs that teach a model these prompts
+    (:mod:`icalkit.data_gen.ical_pairs`)."""
+    return {"api": api_text(), "instruction": task_text(task, settings.use_dialogue), "state": state_text(state),
+            "examples": examples}
+
+
+def ical_examples(memory: Any, task: Task, world: Any, settings: ICALSettings, frame: Any = None) -> str:
+    """The top-k successful examples of ``memory`` as ICAL's prompts show them (the task excluded).
+
+    The query is the task's :func:`retrieval_query` (as at deployment); ``frame`` adds the visual
+    signal (None: text only).
+    """
+    from icalkit.memory.example_memory import EmptyMemoryError
+
+    k = settings.k
+    if k <= 0 or memory is None or len(memory) == 0:
+        return format_examples([])
+    instruction, state = retrieval_query(task, world, memory)
+    try:
+        found = memory.retrieve(instruction, state, frame, k=2 * k, exclude_task_ids=[task.task_id])
+    except EmptyMemoryError:
+        return format_examples([])
+    good = [r.example for r in found if r.example.success][:k]
+    if not good:
+        return format_examples([])
+    return "\n\n".join(truncate_lines(format_example(e, i + 1), settings.max_example_chars, marker="...")
+                       for i, e in enumerate(good))
 
 
 def model_label(llm: Any) -> str:
