@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from planner_doubles import ScriptedLLM
 
-from icalkit.data_gen.ical_pairs import explanation, plan_steps
+from icalkit.data_gen.ical_pairs import explanation, plan_steps, program_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +21,7 @@ def test_ical_pairs_are_the_prompts_ical_sends_and_teach_answers_it_learns_from(
     from icalkit.data_gen.finetune_data import build_pairs
     from icalkit.data_gen.ical import ICALLearner
     from icalkit.data_gen.ical_pairs import noisy_episode
-    from icalkit.data_gen.ical_steps import Prompter
+    from icalkit.data_gen.ical_steps import Prompter, parse_abstraction
     from icalkit.envs.factory import make_env
     from icalkit.envs.household.tasks.sampler import sample_tasks
     from icalkit.memory.embed import SentenceTransformerEmbedder
@@ -49,7 +49,8 @@ def test_ical_pairs_are_the_prompts_ical_sends_and_teach_answers_it_learns_from(
         task = next(t for t in sample_tasks(["Coffee"], 2, "train", cfg.data.seed) if t.task_id == rec["task_id"])
         episode = noisy_episode(env, task, cfg.data.seed)
         # ICAL answers first with the update pair's mistaken program, then with the update pair's answer
-        wrong = abstraction["completion"].split("Program:")[0] + f"Program:\n```python\n{update['mistaken_program']}```"
+        right = parse_abstraction(abstraction["completion"]).program
+        wrong = abstraction["completion"].replace(right.strip(), update["mistaken_program"].strip())
         llm = ScriptedLLM([wrong, update["completion"]])
         res = ICALLearner(env, memory(f"{task.task_id}-update".replace("/", "_")), Prompter(llm, 512),
                           cfg.data.ical).learn(episode)
@@ -63,14 +64,16 @@ def test_ical_pairs_are_the_prompts_ical_sends_and_teach_answers_it_learns_from(
         assert llm.prompts == [abstraction["prompt"]]
         assert res.status == "learned" and res.first_attempt_success and res.attempts == 1
         stored = learned.get(res.example_id)
-        assert stored.summary == task.instruction and stored.plan == plan_steps(stored.revised_program)
+        assert stored.summary == program_summary(right) and stored.plan == plan_steps(right)
+        assert abstraction["completion"].startswith("Program:\n```python\n")  # the program first
 
 
 def test_plan_and_explanation_follow_the_program():
     program = ('mug = InteractionObject("Mug", object_instance="Mug_1")\n'
                'machine = InteractionObject("CoffeeMachine")\n'
                'mug.pickup_and_place(machine)\nmug.change_state("filled", True)\nmachine.toggle_on()\n')
-    assert plan_steps(program) == ["Put the Mug in or on the CoffeeMachine", "Turn on the CoffeeMachine"]
+    assert plan_steps(program + "machine.go_to()\n") == ["Put the Mug in or on the CoffeeMachine", "Turn on the CoffeeMachine"]
+    assert program_summary(program) == "The program acts on the Mug and CoffeeMachine in 2 steps."
     wrong = program.replace('"Mug", object_instance="Mug_1"', '"Cup"')
     said = explanation("Code failed at line 3: No Cup has been found.\nmore", wrong, program)
     assert said == ("Code failed at line 3: No Cup has been found. The new program uses "

@@ -7,9 +7,11 @@ bare ``Program`` section, which ICAL's parser refuses. For each training task:
 
 - **abstraction pair**: the ``ical_abstraction`` prompt :class:`~icalkit.data_gen.ical.ICALLearner`
   sends for a noisy demonstration of the task (the noisy demonstrator's run, as ``icalkit demos``
-  records it; examples retrieved from the memory, the task itself excluded) -> Summary (the task's
-  goal sentence), Plan (one step per action of the expert's program) and the expert's program,
-  grounded in the prompt's ids; kept only if that program solves the task from a reset.
+  records it; examples retrieved from the memory, the task itself excluded) -> the expert's
+  program, grounded in the prompt's ids, then a Summary and a Plan read from it (the classes it
+  acts on; one step per action that changes something); kept only if the program solves the task
+  from a reset. The program comes first: SmolLM2-135M tuned to write the plan first looped in it
+  and never reached the program.
 - **update pair**: the ``ical_update`` prompt after a mistake injected into that program
   (:func:`~icalkit.data_gen.finetune_data.inject_mistake`) and the executor's feedback on it, as
   ICAL's simulated feedback gives it -> Explanation (the error and the change that fixes it) and
@@ -43,14 +45,15 @@ from icalkit.envs.household.tasks.task import Task
 
 _DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"')
 _CALL = re.compile(r"^(\w+)\.(\w+)\((\w*)")
-_PHRASES = {"go_to": "Go to the {obj}", "pickup": "Pick up the {obj}", "put_down": "Put the held object down",
+_PHRASES = {"pickup": "Pick up the {obj}", "put_down": "Put the held object down",
             "place": "Put the held object in or on the {arg}", "pickup_and_place": "Put the {obj} in or on the {arg}",
             "open": "Open the {obj}", "close": "Close the {obj}", "toggle_on": "Turn on the {obj}",
             "toggle_off": "Turn off the {obj}", "slice": "Slice the {obj}", "pour": "Pour the {obj} into the {arg}"}
 
 
 def plan_steps(program: str) -> list[str]:
-    """One plain-language step per action of ``program`` (``change_state`` and checks are not actions)."""
+    """One plain-language step per action of ``program`` that changes something (no ``go_to``;
+    ``change_state`` and checks are not actions)."""
     classes: dict[str, str] = {}
     steps = []
     for line in program.splitlines():
@@ -61,6 +64,13 @@ def plan_steps(program: str) -> list[str]:
             var, method, arg = m.groups()
             steps.append(_PHRASES[method].format(obj=classes.get(var, var), arg=classes.get(arg, arg)))
     return steps
+
+
+def program_summary(program: str) -> str:
+    """One sentence on what ``program`` handles, read from the program itself."""
+    classes = list(dict.fromkeys(m.group(2) for line in program.splitlines() if (m := _DEF.match(line.strip()))))
+    names = ", ".join(classes[:-1]) + f" and {classes[-1]}" if len(classes) > 1 else "".join(classes) or "nothing"
+    return f"The program acts on the {names} in {len(plan_steps(program))} steps."
 
 
 def explanation(feedback: str, wrong: str, right: str) -> str:
@@ -80,15 +90,18 @@ def explanation(feedback: str, wrong: str, right: str) -> str:
     return f"{first} The new program {change}."
 
 
-def sections_text(sections: dict[str, str | list[str]], program: str) -> str:
-    """An answer in ICAL's section format: ``Name: text`` or numbered items, then the Program block."""
+def sections_text(sections: dict[str, str | list[str]]) -> str:
+    """An answer in ICAL's section format, in the given order: ``Program`` as a python block, a list
+    as numbered items, other text after ``Name:``."""
     parts = []
     for name, value in sections.items():
-        if isinstance(value, list):
+        if name == "Program":
+            parts.append(f"Program:\n```python\n{str(value).strip()}\n```")
+        elif isinstance(value, list):
             parts.append(f"{name}:\n" + "\n".join(f"{k + 1}. {v}" for k, v in enumerate(value)))
         else:
             parts.append(f"{name}: {value}")
-    return "\n".join(parts) + f"\nProgram:\n```python\n{program.strip()}\n```"
+    return "\n".join(parts)
 
 
 def noisy_episode(env: Any, task: Task, seed: int) -> dict:
@@ -126,9 +139,10 @@ def ical_rows(task: Task, env: Any, memory: Any, settings: ICALSettings, limits:
         out.drop("ical_program_fails")
         return []
     meta = {"task_id": task.task_id, "task_type": task.task_type, "retrieved": []}
-    notes = Abstraction(program=program, summary=task.instruction, plan=plan_steps(program))
+    notes = Abstraction(program=program, summary=program_summary(program), plan=plan_steps(program))
+    # the program first, then what is read from it: a 135M model asked for the plan first loops in it
     rows = [{**meta, "kind": "ical_abstraction", "mistake": "", "mistaken_program": demo, "prompt": prompt,
-             "completion": sections_text({"Summary": notes.summary, "Plan": notes.plan}, program)}]
+             "completion": sections_text({"Program": program, "Summary": notes.summary, "Plan": notes.plan})}]
     classes = sorted({i.rsplit("_", 1)[0] for i in ids})
     injected = [m for m in mistakes if m != COPY]
     for kind in rng.sample(injected, len(injected)):
@@ -142,8 +156,8 @@ def ical_rows(task: Task, env: Any, memory: Any, settings: ICALSettings, limits:
         prompt = load_template("ical_update").render(
             **values, feedback=feedback, abstractions=notes.notes(),
             program=truncate_lines(wrong, settings.max_program_chars))
-        answer = sections_text({"Explanation": explanation(action_feedback(run.trace) or feedback, wrong, program)},
-                               program)
+        answer = sections_text({"Explanation": explanation(action_feedback(run.trace) or feedback, wrong, program),
+                                "Program": program})
         rows.append({**meta, "kind": "ical_update", "mistake": kind, "mistaken_program": wrong, "prompt": prompt,
                      "completion": answer})
         break
