@@ -28,15 +28,19 @@ def test_ical_pairs_are_the_prompts_ical_sends_and_teach_answers_it_learns_from(
     from icalkit.memory.example import Example
     from icalkit.memory.example_memory import ExampleMemory
 
-    others = sample_tasks(["Coffee"], 4, "valid_seen")
+    others = sample_tasks(["Water Plant"], 4, "valid_seen")
+    coffee = sample_tasks(["Coffee"], 1, "valid_seen")[0]
 
-    def memory(name: str) -> ExampleMemory:  # the same examples: ICAL saves what it learns into its own
+    def memory(name: str, same_type: bool = False) -> ExampleMemory:  # ICAL saves what it learns into its own
         mem = ExampleMemory(tmp_path / f"{name}.db", SentenceTransformerEmbedder())
-        mem.add_many([Example(task_id=t.task_id, task_type="Coffee", instruction=t.instruction, success=True,
-                              demo_program='mug = InteractionObject("Mug")\nmug.pickup()\n') for t in others])
+        mem.add_many([Example(task_id=t.task_id, task_type="Water Plant", instruction=t.instruction, success=True,
+                              demo_program='cup = InteractionObject("Cup")\ncup.pickup()\n') for t in others])
+        if same_type:  # a Coffee example: the pairs never show it (ICAL on a new type has none)
+            mem.add(Example(task_id=coffee.task_id, task_type="Coffee", instruction=coffee.instruction, success=True,
+                            demo_program='mug = InteractionObject("Mug", object_instance="Mug_9")\nmug.pickup()\n'))
         return mem
 
-    mem = memory("m")
+    mem = memory("m", same_type=True)
     cfg = load_config(Config, ROOT / "configs/finetune_ical.yaml",
                       ["data.task_types=[Coffee]", "data.heldout_types=[]", "data.n_per_type=2",
                        f"data.memory_path={tmp_path}/m.db", "data.valid_fraction=0.0"])
@@ -55,7 +59,8 @@ def test_ical_pairs_are_the_prompts_ical_sends_and_teach_answers_it_learns_from(
         res = ICALLearner(env, memory(f"{task.task_id}-update".replace("/", "_")), Prompter(llm, 512),
                           cfg.data.ical).learn(episode)
         assert llm.prompts == [abstraction["prompt"], update["prompt"]]  # byte for byte
-        assert "Solved examples:\n### Example 1" in abstraction["prompt"][-1]["content"]  # retrieved, the task excluded
+        assert "Solved examples:\n### Example 1" in abstraction["prompt"][-1]["content"]  # retrieved, other types
+        assert "Mug_9" not in abstraction["prompt"][-1]["content"]
         assert res.status == "learned" and res.feedbacks == 1 and not res.first_attempt_success
         # and the abstraction pair's own answer is learned at once
         llm = ScriptedLLM([abstraction["completion"]])
@@ -73,7 +78,7 @@ def test_plan_and_explanation_follow_the_program():
                'machine = InteractionObject("CoffeeMachine")\n'
                'mug.pickup_and_place(machine)\nmug.change_state("filled", True)\nmachine.toggle_on()\n')
     assert plan_steps(program + "machine.go_to()\n") == ["Put the Mug in or on the CoffeeMachine", "Turn on the CoffeeMachine"]
-    assert program_summary(program) == "The program acts on the Mug and CoffeeMachine in 2 steps."
+    assert program_summary(program) == "2 steps, from 'Put the Mug in or on the CoffeeMachine' to 'Turn on the CoffeeMachine'."
     wrong = program.replace('"Mug", object_instance="Mug_1"', '"Cup"')
     said = explanation("Code failed at line 3: No Cup has been found.\nmore", wrong, program)
     assert said == ("Code failed at line 3: No Cup has been found. The new program uses "

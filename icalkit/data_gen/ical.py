@@ -285,11 +285,13 @@ def ical_prompt_values(task: Task, state: dict, examples: str, settings: ICALSet
             "examples": examples}
 
 
-def ical_examples(memory: Any, task: Task, world: Any, settings: ICALSettings, frame: Any = None) -> str:
+def ical_examples(memory: Any, task: Task, world: Any, settings: ICALSettings, frame: Any = None,
+                  other_types: bool = False) -> str:
     """The top-k successful examples of ``memory`` as ICAL's prompts show them (the task excluded).
 
     The query is the task's :func:`retrieval_query` (as at deployment); ``frame`` adds the visual
-    signal (None: text only).
+    signal (None: text only); ``other_types`` keeps only examples of other task types than the
+    task's (what ICAL meets on a new type's first demonstration).
     """
     from icalkit.memory.example_memory import EmptyMemoryError
 
@@ -297,8 +299,9 @@ def ical_examples(memory: Any, task: Task, world: Any, settings: ICALSettings, f
     if k <= 0 or memory is None or len(memory) == 0:
         return format_examples([])
     instruction, state = retrieval_query(task, world, memory)
+    types = sorted({e.task_type for e in memory} - {task.task_type}) if other_types else None
     try:
-        found = memory.retrieve(instruction, state, frame, k=2 * k, exclude_task_ids=[task.task_id])
+        found = memory.retrieve(instruction, state, frame, k=2 * k, exclude_task_ids=[task.task_id], task_types=types)
     except EmptyMemoryError:
         return format_examples([])
     good = [r.example for r in found if r.example.success][:k]

@@ -7,7 +7,8 @@ bare ``Program`` section, which ICAL's parser refuses. For each training task:
 
 - **abstraction pair**: the ``ical_abstraction`` prompt :class:`~icalkit.data_gen.ical.ICALLearner`
   sends for a noisy demonstration of the task (the noisy demonstrator's run, as ``icalkit demos``
-  records it; examples retrieved from the memory, the task itself excluded) -> the expert's
+  records it; examples retrieved from the memory among the other task types, so that the program
+  can only come from the demonstration, as on a new type's first demonstration) -> the expert's
   program, grounded in the prompt's ids, then a Summary and a Plan read from it (the classes it
   acts on; one step per action that changes something); kept only if the program solves the task
   from a reset. The program comes first: SmolLM2-135M tuned to write the plan first looped in it
@@ -67,10 +68,10 @@ def plan_steps(program: str) -> list[str]:
 
 
 def program_summary(program: str) -> str:
-    """One sentence on what ``program`` handles, read from the program itself."""
-    classes = list(dict.fromkeys(m.group(2) for line in program.splitlines() if (m := _DEF.match(line.strip()))))
-    names = ", ".join(classes[:-1]) + f" and {classes[-1]}" if len(classes) > 1 else "".join(classes) or "nothing"
-    return f"The program acts on the {names} in {len(plan_steps(program))} steps."
+    """One short sentence on ``program``, read from it: its number of steps, its first and last.
+    (A list of every class it uses made the tuned 135M model loop.)"""
+    steps = plan_steps(program) or ["nothing"]
+    return f"{len(steps)} steps, from '{steps[0]}' to '{steps[-1]}'."
 
 
 def explanation(feedback: str, wrong: str, right: str) -> str:
@@ -131,7 +132,7 @@ def ical_rows(task: Task, env: Any, memory: Any, settings: ICALSettings, limits:
         out.drop("ical_demo_failed")
         return []
     state = filtered_state(world, task, demo, limit=settings.max_state_objects)
-    values = ical_prompt_values(task, state, ical_examples(memory, task, world, settings), settings)
+    values = ical_prompt_values(task, state, ical_examples(memory, task, world, settings, other_types=True), settings)
     prompt = load_template("ical_abstraction").render(**values, program=truncate_lines(demo, settings.max_program_chars))
     ids = shown_ids(prompt)
     program = ground_program(expert, ids)
