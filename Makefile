@@ -90,7 +90,7 @@ ical-ft-memory: $(STAMP)
 	test -f $(ICAL_FT_MODEL)/config.json || { echo "no fine-tuned model at $(ICAL_FT_MODEL): icalkit finetune --config configs/finetune_rag.yaml, then --config configs/finetune_ical.yaml"; exit 1; }
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true demonstrators=[noisy] "task_types=$(TRAINED8)" env.render=false out_dir=runs/memories/ical_ft_n5_trained memory.path=runs/memories/ical_ft_n5.db wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" llm.model=$(ICAL_FT_MODEL) llm.max_new_tokens=1024 n_feedbacks=2 env.render=false torch_threads=2 out_dir=runs/memories/ical_ft_n5 memory.path=runs/memories/ical_ft_n5.db wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" llm.model=$(ICAL_FT_MODEL) llm.max_new_tokens=1024 n_feedbacks=2 k=0 env.render=false torch_threads=2 out_dir=runs/memories/ical_ft_n5 memory.path=runs/memories/ical_ft_n5.db wandb.mode=disabled
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)
