@@ -311,8 +311,7 @@ class PairBuilder:
         if self.cfg.ical_pairs:
             from icalkit.data_gen.ical_pairs import ical_rows
 
-            out.rows += ical_rows(task, self.env, self.memory, self.cfg.ical, self.limits, self.cfg.mistakes,
-                                  self.cfg.seed, out)
+            out.rows += ical_rows(self, task, out)
         return out
 
     def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,

@@ -34,7 +34,6 @@ from icalkit.agents.feedback import action_feedback, program_feedback
 from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
 from icalkit.agents.prompts import load_template
 from icalkit.data_gen.ical import ical_examples, ical_prompt_values
-from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.data_gen.ical_steps import (
     Abstraction,
     execute,
@@ -114,15 +113,16 @@ def noisy_episode(env: Any, task: Task, seed: int) -> dict:
     return asdict(episode)
 
 
-def ical_rows(task: Task, env: Any, memory: Any, settings: ICALSettings, limits: Any,
-              mistakes: list[str], seed: int, out: Any) -> list[dict]:
-    """The abstraction pair and one update pair of ``task`` (fewer when one fails; reasons in ``out``)."""
+def ical_rows(builder: Any, task: Task, out: Any) -> list[dict]:
+    """The abstraction pair and one update pair of ``task`` (fewer when one fails; reasons in ``out``),
+    with a :class:`~icalkit.data_gen.finetune_data.PairBuilder`'s env, memory, limits and settings."""
     from icalkit.agents.context import filtered_state
     from icalkit.data_gen.expert import expert_actions
     from icalkit.data_gen.finetune_data import COPY, absent_classes, inject_mistake
     from icalkit.data_gen.programs import trajectory_to_program
     from icalkit.envs.household.scene import build_world
 
+    env, memory, limits, settings, seed = builder.env, builder.memory, builder.limits, builder.cfg.ical, builder.cfg.seed
     world = build_world(task)
     rng = random.Random(f"{seed}/{task.task_id}/ical/mistakes")
     try:
@@ -145,7 +145,7 @@ def ical_rows(task: Task, env: Any, memory: Any, settings: ICALSettings, limits:
     rows = [{**meta, "kind": "ical_abstraction", "mistake": "", "mistaken_program": demo, "prompt": prompt,
              "completion": sections_text({"Program": program, "Summary": notes.summary, "Plan": notes.plan})}]
     classes = sorted({i.rsplit("_", 1)[0] for i in ids})
-    injected = [m for m in mistakes if m != COPY]
+    injected = [m for m in builder.cfg.mistakes if m != COPY]
     for kind in rng.sample(injected, len(injected)):
         wrong = inject_mistake(program, kind, rng, classes, absent_classes(world))
         if wrong is None:
