@@ -269,12 +269,12 @@ class PairBuilder:
         examples = sets[0]
         prompt = program_prompt(task, world0, examples, p.use_dialogue, p.max_state_objects)
         try:
-            program = trajectory_to_program(build_world(task), expert_actions(task))
+            expert = trajectory_to_program(build_world(task), expert_actions(task))
         except Exception:  # noqa: BLE001 - a task the expert cannot convert is counted, not fatal
             out.drop("expert_failed")
             return out
         ids = shown_ids(prompt)
-        program = ground_program(program, ids)
+        program = ground_program(expert, ids)
         if ungrounded_ids(program, ids):
             out.drop("ungrounded_id")
             return out
@@ -311,7 +311,7 @@ class PairBuilder:
         if self.cfg.ical_pairs:
             from icalkit.data_gen.ical_pairs import ical_rows
 
-            out.rows += ical_rows(self, task, out)
+            out.rows += ical_rows(self, task, expert, out)
         return out
 
     def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,

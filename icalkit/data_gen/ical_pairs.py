@@ -113,11 +113,11 @@ def noisy_episode(env: Any, task: Task, seed: int) -> dict:
     return asdict(episode)
 
 
-def ical_rows(builder: Any, task: Task, out: Any) -> list[dict]:
+def ical_rows(builder: Any, task: Task, expert: str, out: Any) -> list[dict]:
     """The abstraction pair and one update pair of ``task`` (fewer when one fails; reasons in ``out``),
-    with a :class:`~icalkit.data_gen.finetune_data.PairBuilder`'s env, memory, limits and settings."""
+    from the expert's (ungrounded) program, with a :class:`~icalkit.data_gen.finetune_data.PairBuilder`'s
+    env, memory, limits and settings."""
     from icalkit.agents.context import filtered_state
-    from icalkit.data_gen.expert import expert_actions
     from icalkit.data_gen.finetune_data import COPY, absent_classes, inject_mistake
     from icalkit.data_gen.programs import trajectory_to_program
     from icalkit.envs.household.scene import build_world
@@ -127,8 +127,7 @@ def ical_rows(builder: Any, task: Task, out: Any) -> list[dict]:
     rng = random.Random(f"{seed}/{task.task_id}/ical/mistakes")
     try:
         demo = trajectory_to_program(build_world(task), noisy_episode(env, task, seed)["steps"])
-        expert = trajectory_to_program(build_world(task), expert_actions(task))
-    except Exception:  # noqa: BLE001 - a task a demonstrator cannot do is counted, not fatal
+    except Exception:  # noqa: BLE001 - a task the noisy demonstrator cannot do is counted, not fatal
         out.drop("ical_demo_failed")
         return []
     state = filtered_state(world, task, demo, limit=settings.max_state_objects)
