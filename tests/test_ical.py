@@ -285,6 +285,31 @@ def test_relabel_stores_flagged_example(demos, memory, tmp_path):
     assert any(p.startswith("ical_relabel@v1-") for p in rec["prompt_ids"])
 
 
+def test_keep_demo_stores_the_verified_demonstration(demos, memory, tmp_path):
+    """``keep_demo``: an unreadable answer, or a revision still failing after the feedback rounds,
+    leaves the demonstration's own program in the memory when it replays to success (one example
+    per demonstration, without the model's output); a demonstration that fails too is not kept."""
+    noisy, expert = coffee(demos)
+    ids = set()
+    for text, after in ((MALFORMED["missing_sections"], "parse_failed"), (answer(partial(program_of(expert))), "failed")):
+        rec = run_ical(learner(memory, ScriptedLLM([text]), keep_demo=True, relabel=True, n_feedbacks=0), [noisy],
+                       tmp_path / after, progress=False)[0]
+        assert (rec["status"], rec["kept_after"], rec["raw_success"], rec["success"]) == ("kept_demo", after, True, False)
+        assert rec["error"]  # why the model's revision was not kept
+        ex = memory.get(rec["example_id"])
+        assert ex.success and not ex.revised_program and ex.demo_program == program_of(noisy)
+        assert (ex.provenance.source, ex.provenance.model, ex.provenance.prompt_version) == ("raw-demo", "", "")
+        ids.add(rec["example_id"])
+    assert len(ids) == 1 and len(memory) == 1  # the same demonstration is kept once
+    broken = copy.deepcopy(noisy)
+    broken["episode_id"], broken["steps"] = "train/coffee/0-00000/noisy-cut", noisy["steps"][:4]
+    rec = run_ical(learner(memory, ScriptedLLM([MALFORMED["missing_sections"]]), keep_demo=True), [broken],
+                   tmp_path / "broken", progress=False)[0]
+    assert (rec["status"], rec["raw_success"], rec["kept_after"]) == ("parse_failed", False, "") and len(memory) == 1
+    with pytest.raises(ValueError, match="keep_demo"):
+        ICALSettings(keep_demo=True, raw_demos=True).check()
+
+
 def test_memory_grows_and_is_retrieved_during_the_run(demos, memory, tmp_path):
     eps = [demos["train/water_plant/0-00000/noisy"], coffee(demos)[0]]
     llm = ScriptedLLM(lambda msgs: answer(echo_program(msgs)))

@@ -141,7 +141,7 @@ def run(cfg: Config) -> int:
     from icalkit.config import to_dict
     from icalkit.data_gen.demos import read_episodes
     from icalkit.data_gen.ical import run_ical, select_episodes
-    from icalkit.data_gen.ical_report import write_report
+    from icalkit.data_gen.ical_report import LEARNED, write_report
 
     path = Path(cfg.demos_dir) / "episodes.jsonl"
     if not path.is_file():
@@ -157,7 +157,7 @@ def run(cfg: Config) -> int:
     def log_result(r: dict) -> None:
         step["n"] += 1
         logger.log({"demo/success": float(r["success"]), "demo/attempts": r["attempts"],
-                    "demo/feedbacks": r["feedbacks"], "demo/learned": float(r["status"] in ("learned", "relabeled")),
+                    "demo/feedbacks": r["feedbacks"], "demo/learned": float(r["status"] in LEARNED),
                     "demo/llm_calls": r["usage"].get("calls", 0), "demo/wall_s": r["wall_s"]}, step=step["n"])
 
     start = time.perf_counter()
@@ -172,7 +172,8 @@ def run(cfg: Config) -> int:
     table = summary.pop("per_type_markdown")
     (Path(cfg.out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(table)
-    print(f"learned {summary['learned']}/{summary['demos']} examples (yield {summary['yield']:.2f}); "
+    kept = f", kept {summary['kept_demos']} demonstrations as they were" if cfg.keep_demo else ""
+    print(f"learned {summary['learned']}/{summary['demos']} examples (yield {summary['yield']:.2f}){kept}; "
           f"revised success {summary['revised_success_rate']:.2f} vs raw replay "
           f"{summary['raw_replay_success_rate']:.2f}; memory {cfg.memory.path} holds {summary['memory_size']}")
     logger.finish()

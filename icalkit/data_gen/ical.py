@@ -11,7 +11,8 @@ For every demonstration (its noisy program, from :func:`~icalkit.data_gen.progra
    same feedback twice in a row.
 3. **Save**: successful examples enter the :class:`~icalkit.memory.ExampleMemory` with
    provenance and the observed attribute changes; failures are skipped or, with ``relabel``,
-   relabeled as what the partial execution achieved.
+   relabeled as what the partial execution achieved, or, with ``keep_demo``, replaced by the
+   demonstration's own program when that replays to success.
 
 Ablations: ``abstraction=False`` (the raw program + HITL), ``hitl=False`` (abstraction only),
 ``raw_demos=True`` (store unprocessed demonstrations, no LLM call: the baseline memory).
@@ -24,7 +25,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,21 @@ from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.example import Example, ExampleStats, Provenance
 
 FeedbackFn = Callable[[Execution, Any], str]
-STATUSES = ("learned", "relabeled", "failed", "parse_failed", "skipped_empty", "bad_demo")
+STATUSES = ("learned", "relabeled", "kept_demo", "failed", "parse_failed", "skipped_empty", "bad_demo")
+
+
+@dataclass
+class DemoContext:
+    """One demonstration as the loop holds it: task, start world, noisy program, its filtered
+    state, its first frame (None without rendering) and its replay."""
+
+    task: Task
+    world: Any
+    demo_id: str
+    demo_program: str
+    state: dict
+    frame: Any
+    raw: Execution
 
 
 @dataclass
@@ -74,7 +89,8 @@ class DemoResult:
     program did before any feedback; ``attempts``: executions; ``feedbacks``: update rounds;
     ``model_state``: the model's abstracted-state text; ``last_output``: the last raw model answer
     (for inspection); ``usage``: :class:`~icalkit.agents.llm_session.CallStats` counters;
-    ``pruned_lines``: lines ``prune=true`` dropped from the raw program.
+    ``pruned_lines``: lines ``prune=true`` dropped from the raw program; ``kept_after``: with
+    ``keep_demo``, the status (parse_failed or failed) after which the demonstration was kept.
     """
 
     demo_id: str
@@ -96,6 +112,7 @@ class DemoResult:
     last_output: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     pruned_lines: int = 0
+    kept_after: str = ""
 
 
 class ICALLearner:
@@ -149,6 +166,7 @@ class ICALLearner:
         res.raw_success = raw.success  # replaying the noisy program: the baseline of ICAL's Figure 4
         state = filtered_state(world, task, demo_program, limit=s.max_state_objects)
         frame = raw.frame if getattr(self.env, "render_obs", False) else None
+        demo = DemoContext(task, world, demo_id, demo_program, state, frame, raw)
         if s.raw_demos:
             program, run, res.attempts = demo_program, raw, 1
             if s.prune and raw.success:
@@ -158,7 +176,7 @@ class ICALLearner:
                 res.pruned_lines = len(demo_program.splitlines()) - len(program.splitlines())
             res.success, res.first_attempt_success = run.success, raw.success
             res.env_steps = run.trace.steps
-            self._save(task, world, state, demo_program, Abstraction(program=program), run, [], res, demo_id, frame)
+            self._save(demo, Abstraction(program=program), run, [], res)
             return
         examples = ical_examples(self.memory, task, world, s, frame if self._visual() else None)
         values = ical_prompt_values(task, state, examples, s)
@@ -168,6 +186,7 @@ class ICALLearner:
             res.prompt_ids.append(asked.prompt_id)
             if not asked.ok:
                 res.status, res.error = "parse_failed", asked.error
+                self._keep(demo, res)
                 return
             abst = asked.value
             res.model_state = abst.abstracted_state
@@ -181,12 +200,12 @@ class ICALLearner:
             abst, run = self._hitl(task, values, abst, run, history, res, usage)
         res.success = run.success
         if run.success:
-            self._save(task, world, state, demo_program, abst, run, history, res, demo_id, frame)
-        elif s.relabel:
-            self._relabel(task, world, state, demo_program, abst, run, history, res, usage, demo_id, frame)
+            self._save(demo, abst, run, history, res)
+        elif s.relabel and not (s.keep_demo and raw.success):  # a whole verified demonstration beats a relabel
+            self._relabel(demo, abst, run, history, res, usage)
         else:
-            res.status = "failed"
-            res.error = res.error or program_feedback(run.trace)
+            res.status, res.error = "failed", res.error or program_feedback(run.trace)
+            self._keep(demo, res)
 
     def _hitl(self, task: Task, values: dict, abst: Abstraction, run: Execution, history: list,
               res: DemoResult, usage: CallStats) -> tuple[Abstraction, Execution]:
@@ -219,16 +238,15 @@ class ICALLearner:
             res.stop_reason = "success"
         return abst, run
 
-    def _relabel(self, task: Task, world: Any, state: dict, demo_program: str, abst: Abstraction,
-                 run: Execution, history: list, res: DemoResult, usage: CallStats, demo_id: str,
-                 frame: Any) -> None:
+    def _relabel(self, demo: DemoContext, abst: Abstraction, run: Execution, history: list, res: DemoResult,
+                 usage: CallStats) -> None:
         """ICAL relabeling: describe what the completed part of the program achieved."""
         failure = run.trace.failure
         program = failure.completed if failure is not None else run.trace.program
         if "InteractionObject(" not in program or not run.changes:
             res.status, res.error = "failed", "nothing to relabel: the program changed nothing"
             return
-        asked = self.prompter.ask("ical_relabel", parse_relabel, usage, instruction=task.instruction,
+        asked = self.prompter.ask("ical_relabel", parse_relabel, usage, instruction=demo.task.instruction,
                                   program=truncate_lines(program, self.settings.max_program_chars),
                                   changes=changes_text(run.changes))
         res.prompt_ids.append(asked.prompt_id)
@@ -238,42 +256,55 @@ class ICALLearner:
         new = asked.value
         relabeled = Abstraction(program=program, summary=new["summary"], plan=new["plan"],
                                 comments=abst.comments, explanation=abst.explanation)
-        task_copy = Task.from_dict({**task.to_dict(), "instruction": new["instruction"], "dialogue": []})
-        self._save(task_copy, world, state, demo_program, relabeled, run, history, res, demo_id, frame,
-                   relabeled=True)
+        task_copy = Task.from_dict({**demo.task.to_dict(), "instruction": new["instruction"], "dialogue": []})
+        self._save(replace(demo, task=task_copy), relabeled, run, history, res, status="relabeled")
+
+    def _keep(self, demo: DemoContext, res: DemoResult) -> bool:
+        """``keep_demo``: store the demonstration's own program when it replays to success (the
+        model's failed revision is dropped); ``res`` keeps why (``kept_after``, ``error``)."""
+        if not (self.settings.keep_demo and demo.raw.success):
+            return False
+        res.kept_after = res.status
+        self._save(demo, Abstraction(program=demo.demo_program), demo.raw, [], res, status="kept_demo")
+        return True
 
     # -- saving ----------------------------------------------------------------------------
     def _visual(self) -> bool:
         return getattr(self.memory, "image_embedder", None) is not None and getattr(self.env, "render_obs", False)
 
-    def _save(self, task: Task, world: Any, state: dict, demo_program: str, abst: Abstraction,
-              run: Execution, history: list, res: DemoResult, demo_id: str, frame: Any,
-              relabeled: bool = False) -> None:
+    def _save(self, demo: DemoContext, abst: Abstraction, run: Execution, history: list, res: DemoResult,
+              status: str = "learned") -> None:
+        """Store the example (``status``: learned, relabeled, or kept_demo: the demonstration as it is)."""
         s = self.settings
-        # the model is named only when it was asked for this example (a raw program that succeeds
-        # with abstraction=false never reaches it)
-        model = self.model if res.prompt_ids else ""
-        prompts = "+".join(res.prompt_ids)
-        example_id = example_key(s.mode(), model, prompts, demo_id, relabeled)
+        raw = s.raw_demos or status == "kept_demo"
+        relabeled = status == "relabeled"
+        # the model is named only when its answer is stored (a raw program that succeeds with
+        # abstraction=false never reaches it; a kept demonstration holds none of its output)
+        model = "" if raw or not res.prompt_ids else self.model
+        prompts = "" if raw else "+".join(res.prompt_ids)
+        mode = "kept-demo" if status == "kept_demo" else s.mode()
+        example_id = example_key(mode, model, prompts, demo.demo_id, relabeled)
+        task, world = demo.task, demo.world
         example = Example(
             task_id=task.task_id, task_type=task.task_type, instruction=task.instruction,
             dialogue=[f"{who}: {text}" for who, text in task.dialogue],
-            initial_state=full_state(world), filtered_state=retrieval_state(world, task), demo_program=demo_program,
-            revised_program="" if s.raw_demos and not s.prune else abst.program, summary=abst.summary, plan=abst.plan,
+            initial_state=full_state(world), filtered_state=retrieval_state(world, task),
+            demo_program=demo.demo_program,
+            revised_program="" if raw and not s.prune else abst.program, summary=abst.summary, plan=abst.plan,
             explanation=abst.explanation, predicted_state_changes=abst.predicted_state_changes,
             observed_changes=run.changes, abstraction_comments=abst.comments, feedback_history=history,
             success=bool(run.success or relabeled),
             stats=ExampleStats(env_steps=res.env_steps, attempts=res.attempts, resets=res.attempts),
-            provenance=Provenance(source="raw-demo" if s.raw_demos else s.source, model=model,
-                                  prompt_version=prompts, demo_id=demo_id),
+            provenance=Provenance(source="raw-demo" if raw else s.source, model=model,
+                                  prompt_version=prompts, demo_id=demo.demo_id),
             relabeled=relabeled, example_id=example_id)
         try:
             # stored already: by this run, killed before its results line, or by an earlier run
             # with the same mode, model, prompts and demonstration
             self.memory.get(example_id)
         except KeyError:
-            self.memory.add(example, frame if self._visual() else None)
-        res.status = "relabeled" if relabeled else "learned"
+            self.memory.add(example, demo.frame if self._visual() else None)
+        res.status = status
         res.example_id = example_id
 
 

@@ -21,7 +21,7 @@ def per_type_rows(records: list[dict]) -> list[dict[str, Any]]:
     for task_type, rs in sorted(groups.items()):
         learned = sum(r["status"] in LEARNED for r in rs)
         rows.append({"task_type": task_type, "demos": len(rs), "learned": learned,
-                     "yield": learned / len(rs),
+                     "yield": learned / len(rs), "kept_demos": sum(r["status"] == "kept_demo" for r in rs),
                      "revised_success": _mean([float(r["success"]) for r in rs]),
                      "raw_replay_success": _mean([float(r["raw_success"]) for r in rs]),
                      "first_attempt_success": _mean([float(r["first_attempt_success"]) for r in rs]),
@@ -39,6 +39,7 @@ def summarize(records: list[dict]) -> dict[str, Any]:
         "demos": n,
         "learned": learned,
         "yield": learned / n if n else 0.0,
+        "kept_demos": sum(r["status"] == "kept_demo" for r in records),
         "status_counts": dict(Counter(r["status"] for r in records)),
         "stop_reasons": dict(Counter(r.get("stop_reason") or "-" for r in records)),
         "revised_success_rate": _mean([float(r["success"]) for r in records]),

@@ -30,6 +30,10 @@ class ICALSettings:
             ``transfer_types`` into ``transfer_tasks`` training-split tasks of that type (the types a
             fine-tune may train on; a held-out type keeps only its own demonstrations).
         relabel: relabel failed examples with what the partial execution achieved.
+        keep_demo: when the loop ends without a working program (an unreadable answer, or still
+            failing after the feedback rounds) but the demonstration's own program replays to
+            success, store that program unchanged (status ``kept_demo``, provenance ``raw-demo``),
+            so a task type never loses a verified demonstration to a weak model.
         k: examples retrieved per prompt.
         use_dialogue: show the TEACh dialogue (else the goal sentence) as the task.
         max_program_chars / max_example_chars / max_state_objects: prompt size limits.
@@ -45,6 +49,7 @@ class ICALSettings:
     transfer_tasks: int = 0
     transfer_types: list[str] = field(default_factory=list)
     relabel: bool = False
+    keep_demo: bool = False
     k: int = 2
     use_dialogue: bool = True
     max_program_chars: int = 2500
@@ -69,6 +74,9 @@ class ICALSettings:
         if self.transfer_tasks < 0 or (self.transfer_tasks and not (self.transfer and self.transfer_types)):
             raise ValueError("transfer_tasks (>= 0) needs transfer=true and transfer_types: the task types whose "
                              "training tasks may score the examples (a held-out type keeps only its demonstrations)")
+        if self.keep_demo and self.raw_demos:
+            raise ValueError("keep_demo=true keeps a demonstration the model could not improve: raw_demos=true "
+                             "already stores every demonstration unchanged")
         if self.prune and not self.raw_demos:
             raise ValueError("prune=true prunes the raw demonstrations: it needs raw_demos=true")
         if not self.abstraction and not self.hitl and not self.raw_demos:
