@@ -68,14 +68,13 @@ STATUSES = ("learned", "relabeled", "kept_demo", "failed", "parse_failed", "skip
 
 @dataclass
 class DemoContext:
-    """One demonstration as the loop holds it: task, start world, noisy program, its filtered
-    state, its first frame (None without rendering) and its replay."""
+    """One demonstration as the loop holds it: task, start world, noisy program, its first frame
+    (None without rendering) and its replay."""
 
     task: Task
     world: Any
     demo_id: str
     demo_program: str
-    state: dict
     frame: Any
     raw: Execution
 
@@ -166,7 +165,7 @@ class ICALLearner:
         res.raw_success = raw.success  # replaying the noisy program: the baseline of ICAL's Figure 4
         state = filtered_state(world, task, demo_program, limit=s.max_state_objects)
         frame = raw.frame if getattr(self.env, "render_obs", False) else None
-        demo = DemoContext(task, world, demo_id, demo_program, state, frame, raw)
+        demo = DemoContext(task, world, demo_id, demo_program, frame, raw)
         if s.raw_demos:
             program, run, res.attempts = demo_program, raw, 1
             if s.prune and raw.success:
@@ -259,14 +258,12 @@ class ICALLearner:
         task_copy = Task.from_dict({**demo.task.to_dict(), "instruction": new["instruction"], "dialogue": []})
         self._save(replace(demo, task=task_copy), relabeled, run, history, res, status="relabeled")
 
-    def _keep(self, demo: DemoContext, res: DemoResult) -> bool:
+    def _keep(self, demo: DemoContext, res: DemoResult) -> None:
         """``keep_demo``: store the demonstration's own program when it replays to success (the
         model's failed revision is dropped); ``res`` keeps why (``kept_after``, ``error``)."""
-        if not (self.settings.keep_demo and demo.raw.success):
-            return False
-        res.kept_after = res.status
-        self._save(demo, Abstraction(program=demo.demo_program), demo.raw, [], res, status="kept_demo")
-        return True
+        if self.settings.keep_demo and demo.raw.success:
+            res.kept_after = res.status
+            self._save(demo, Abstraction(program=demo.demo_program), demo.raw, [], res, status="kept_demo")
 
     # -- saving ----------------------------------------------------------------------------
     def _visual(self) -> bool:
