@@ -43,6 +43,7 @@ from icalkit.agents.executor import ExecutorLimits
 from icalkit.agents.feedback import program_feedback
 from icalkit.agents.llm_session import CallStats
 from icalkit.agents.plan_prompts import api_text
+from icalkit.data_gen.ical_report import LEARNED
 from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.data_gen.ical_steps import (
     Abstraction,
@@ -394,9 +395,10 @@ def run_ical(learner: ICALLearner, episodes: list[dict], out_dir: str | Path, pr
             fh.write(json.dumps(record) + "\n")
             fh.flush()
             records.append(record)
-            learned = sum(r["status"] in ("learned", "relabeled") for r in records)
+            learned = sum(r["status"] in LEARNED for r in records)
+            kept = sum(r["status"] == "kept_demo" for r in records)
             bar.update(1)
-            bar.set_postfix(learned=learned, failed=len(records) - learned)
+            bar.set_postfix(learned=learned, kept=kept, failed=len(records) - learned - kept)
             if on_result is not None:
                 on_result(record)
     bar.close()
