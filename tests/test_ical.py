@@ -26,6 +26,7 @@ from icalkit.agents.feedback import HumanFeedback
 from icalkit.config import ConfigError, load_config
 from icalkit.data_gen.demos import run_episode
 from icalkit.data_gen.ical import ICALLearner, ICALSettings, example_key, read_results, run_ical
+from icalkit.data_gen.ical_report import summarize
 from icalkit.data_gen.ical_steps import (
     Abstraction,
     Prompter,
@@ -290,7 +291,7 @@ def test_keep_demo_stores_the_verified_demonstration(demos, memory, tmp_path):
     leaves the demonstration's own program in the memory when it replays to success (one example
     per demonstration, without the model's output); a demonstration that fails too is not kept."""
     noisy, expert = coffee(demos)
-    ids = set()
+    ids, recs = set(), []
     for text, after in ((MALFORMED["missing_sections"], "parse_failed"), (answer(partial(program_of(expert))), "failed")):
         rec = run_ical(learner(memory, ScriptedLLM([text]), keep_demo=True, relabel=True, n_feedbacks=0), [noisy],
                        tmp_path / after, progress=False)[0]
@@ -300,7 +301,10 @@ def test_keep_demo_stores_the_verified_demonstration(demos, memory, tmp_path):
         assert ex.success and not ex.revised_program and ex.demo_program == program_of(noisy)
         assert (ex.provenance.source, ex.provenance.model, ex.provenance.prompt_version) == ("raw-demo", "", "")
         ids.add(rec["example_id"])
+        recs.append(rec)
     assert len(ids) == 1 and len(memory) == 1  # the same demonstration is kept once
+    totals = summarize(recs)  # the run's summary counts kept demonstrations apart from learned examples
+    assert (totals["learned"], totals["kept_demos"], totals["kept_after"]) == (0, 2, {"parse_failed": 1, "failed": 1})
     broken = copy.deepcopy(noisy)
     broken["episode_id"], broken["steps"] = "train/coffee/0-00000/noisy-cut", noisy["steps"][:4]
     rec = run_ical(learner(memory, ScriptedLLM([MALFORMED["missing_sections"]]), keep_demo=True), [broken],

@@ -40,6 +40,7 @@ def summarize(records: list[dict]) -> dict[str, Any]:
         "learned": learned,
         "yield": learned / n if n else 0.0,
         "kept_demos": sum(r["status"] == "kept_demo" for r in records),
+        "kept_after": dict(Counter(r["kept_after"] for r in records if r["status"] == "kept_demo")),
         "status_counts": dict(Counter(r["status"] for r in records)),
         "stop_reasons": dict(Counter(r.get("stop_reason") or "-" for r in records)),
         "revised_success_rate": _mean([float(r["success"]) for r in records]),
