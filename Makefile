@@ -84,18 +84,20 @@ pruned-memory-learned: $(STAMP)
 # the fine-tuned model's own ICAL memory (configs/methods/finetuned_ical.yaml): the 8 trained types' raw
 # demonstrations, then ICAL run by the model of configs/finetune_ical.yaml (abstractions and updates) on the
 # 4 held-out types' demonstrations, which it never saw in training; a demonstration it cannot improve is kept
-# as it is when it replays to success (keep_demo, docs/ical.md). Through a server started with
+# as it is when it replays to success (keep_demo, docs/ical.md; without: ICAL_FT_KEEP=false
+# ICAL_FT_OUT=runs/memories/ical_ft_n5, the earlier run). Through a server started with
 # `icalkit serve model=$(ICAL_FT_MODEL) served_name=planner max_model_len=6144`:
 #   make ical-ft-memory ICAL_FT_LLM="llm.backend=openai llm.base_url=http://127.0.0.1:8000/v1 llm.model=planner"
 HELDOUT4 := [Water Plant, Boil X, Sandwich, Breakfast]
 ICAL_FT_MODEL ?= runs/finetune_ical/model
 ICAL_FT_LLM ?= llm.model=$(ICAL_FT_MODEL)
-ICAL_FT_OUT ?= runs/memories/ical_ft_n5
+ICAL_FT_OUT ?= runs/memories/ical_ft_n5_keep
+ICAL_FT_KEEP ?= true
 ical-ft-memory: $(STAMP)
 	test -f $(ICAL_FT_MODEL)/config.json || { echo "no fine-tuned model at $(ICAL_FT_MODEL): icalkit finetune --config configs/finetune_rag.yaml, then --config configs/finetune_ical.yaml"; exit 1; }
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true demonstrators=[noisy] "task_types=$(TRAINED8)" env.render=false out_dir=$(ICAL_FT_OUT)_trained memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" $(ICAL_FT_LLM) llm.max_new_tokens=1024 n_feedbacks=2 k=0 keep_demo=true env.render=false torch_threads=2 out_dir=$(ICAL_FT_OUT) memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" $(ICAL_FT_LLM) llm.max_new_tokens=1024 n_feedbacks=2 k=0 keep_demo=$(ICAL_FT_KEEP) env.render=false torch_threads=2 out_dir=$(ICAL_FT_OUT) memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

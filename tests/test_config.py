@@ -139,7 +139,7 @@ def test_ical_config_has_one_key_per_setting() -> None:
     from icalkit.data_gen.ical_settings import ICALSettings
 
     values = {"n_feedbacks": 3, "abstraction": False, "hitl": True, "raw_demos": False, "prune": False, "transfer": True,
-              "transfer_tasks": 2, "transfer_types": ["Coffee"], "relabel": True,
+              "transfer_tasks": 2, "transfer_types": ["Coffee"], "relabel": True, "keep_demo": True,
               "k": 4, "use_dialogue": False, "max_program_chars": 99, "max_example_chars": 98,
               "max_state_objects": 7, "source": "agent"}
     assert set(values) == {f.name for f in fields(ICALSettings)}  # every setting is tried below
