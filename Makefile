@@ -96,8 +96,8 @@ ICAL_FT_KEEP ?= true
 ical-ft-memory: $(STAMP)
 	test -f $(ICAL_FT_MODEL)/config.json || { echo "no fine-tuned model at $(ICAL_FT_MODEL): icalkit finetune --config configs/finetune_rag.yaml, then --config configs/finetune_ical.yaml"; exit 1; }
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true demonstrators=[noisy] "task_types=$(TRAINED8)" env.render=false out_dir=$(ICAL_FT_OUT)_trained memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" $(ICAL_FT_LLM) llm.max_new_tokens=1024 n_feedbacks=2 k=0 keep_demo=$(ICAL_FT_KEEP) env.render=false torch_threads=2 out_dir=$(ICAL_FT_OUT) memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true demonstrators=[noisy] "task_types=$(TRAINED8)" out_dir=$(ICAL_FT_OUT)_trained memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
+	$(IK) ical demos_dir=runs/demos_n5 "task_types=$(HELDOUT4)" $(ICAL_FT_LLM) llm.max_new_tokens=1024 n_feedbacks=2 k=0 keep_demo=$(ICAL_FT_KEEP) torch_threads=2 out_dir=$(ICAL_FT_OUT) memory.path=$(ICAL_FT_OUT).db wandb.mode=disabled
 
 # the learned retriever (configs/train_retriever.yaml: full fine-tune, 2 epochs, about 7-8 min on 2 CPU threads) and the raw
 # demonstrations' memory embedded with it (read by configs/methods/copy_learned.yaml)

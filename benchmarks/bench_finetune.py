@@ -297,6 +297,9 @@ def memory_build(out_dir: str) -> dict:
                                     sum(r["task_type"] == t for r in rows)] for t in types},
             "first_attempt_success": sum(r.get("first_attempt_success", False) for r in rows),
             "llm_calls": sum(r.get("usage", {}).get("calls", 0) for r in rows),
+            # answers replayed from the response cache (a re-run with the same model and prompts)
+            "llm_cached_calls": sum(r.get("usage", {}).get("cached", 0) for r in rows),
+            "kept_after": dict(Counter(r.get("kept_after") for r in rows if r["status"] == "kept_demo")),
             "pruned_lines": pruned, "pruned_lines_mean": round(pruned / max(len(rows), 1), 1),
             "wall_s": round(sum(r["wall_s"] for r in rows), 1),
             **({"transfer": transfer} if transfer else {})}  # icalkit ical transfer=true: per type
