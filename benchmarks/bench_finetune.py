@@ -53,7 +53,9 @@ Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py eval --trained-types Coffee ... --eval-dirs runs/eval_r13_n5
            --recommended copy_mention_fallback --copy-method copy_mention_fallback
        python benchmarks/bench_finetune.py copies --key ical_learned --finetune-dir runs/finetune_ical
-           runs/finetune_rag --memory-runs runs/memories/ical_ft_n5 --eval-dirs runs/eval_ical
+           runs/finetune_rag runs/finetune_ical_k0e3 --memory-runs runs/memories/ical_ft_n5
+           runs/memories/ical_ft_n5_keep runs/memories/ical_ft_k0e3
+           --eval-dirs runs/eval_r15_ical_raw runs/eval_r15_ical runs/eval_r16_ical_keep_frames
 """
 
 from __future__ import annotations
