@@ -153,7 +153,8 @@ def test_ical_config_has_one_key_per_setting() -> None:
                               (["api.max_steps=5"], "unknown config key(s) ['api']"),
                               (["llm.threads=2"], "llm.threads is not read by this command; set torch_threads"),
                               (["memory.text_embedder.num_threads=1"], "set torch_threads"),
-                              (["llm.max_new_tokens=8"], "llm.max_new_tokens must be >= 16")):
+                              (["llm.max_new_tokens=8"], "llm.max_new_tokens must be >= 16"),
+                              (["loop_repeats=1"], "loop_repeats must be 0 (off) or >= 2")):
         with pytest.raises(ConfigError) as err:
             load_config(Config, None, override)
         assert message in str(err.value)

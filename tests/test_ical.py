@@ -41,7 +41,7 @@ from icalkit.envs.household.tasks.sampler import sample_tasks
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.embed import SentenceTransformerEmbedder
 from icalkit.memory.example_memory import ExampleMemory
-from icalkit.models.llm.base import LLM, Generation
+from icalkit.models.llm.base import LLM, Generation, finish_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MALFORMED = {
@@ -66,6 +66,7 @@ class ScriptedLLM(LLM):
         for p in prompts:
             self.prompts.append(p)
             text = self.answers(p) if callable(self.answers) else self.answers[min(len(self.prompts), len(self.answers)) - 1]
+            text, _ = finish_text(text, params)  # stop strings and loops, as every backend returns its text
             out.append(Generation([text], 100, 50, 0.01, self.model_name, self.backend))
         return out
 
@@ -312,6 +313,20 @@ def test_keep_demo_stores_the_verified_demonstration(demos, memory, tmp_path):
     assert (rec["status"], rec["raw_success"], rec["kept_after"]) == ("parse_failed", False, "") and len(memory) == 1
     with pytest.raises(ValueError, match="keep_demo"):
         ICALSettings(keep_demo=True, raw_demos=True).check()
+
+
+def test_loop_repeats_cuts_a_looping_answer(demos, memory, tmp_path):
+    """A weak model loops inside the program until its token limit; ``loop_repeats`` cuts the answer
+    at the third repetition of the block (the re-ask too), and the demonstration is kept."""
+    noisy, _ = coffee(demos)
+    looping = "Program:\n```python\nfaucet = InteractionObject(\"Faucet\")\n" + "faucet.toggle_on()\nfaucet.toggle_off()\n" * 40
+    llm = ScriptedLLM([looping])
+    prompter = Prompter(llm, loop_repeats=3)
+    res = ICALLearner(make_env("household", render_obs=False), memory, prompter,
+                      ICALSettings(keep_demo=True)).learn(noisy)
+    assert (res.status, res.kept_after) == ("kept_demo", "parse_failed")
+    assert res.last_output.count("faucet.toggle_on()") == 3 and res.last_output.endswith("faucet.toggle_off()\n")
+    assert len(llm.prompts) == 2  # the answer and its one re-ask, each cut
 
 
 def test_memory_grows_and_is_retrieved_during_the_run(demos, memory, tmp_path):

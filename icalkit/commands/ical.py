@@ -12,6 +12,7 @@ from icalkit.config import refuse_keys
 from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.envs.config import EnvConfig
 from icalkit.memory.config import MemoryConfig
+from icalkit.models.llm.base import check_loop_repeats
 from icalkit.models.llm.factory import LLMConfig
 from icalkit.tracking import RunLogger, WandbConfig
 
@@ -47,6 +48,9 @@ class Config(ICALSettings):
     One key per setting: generation length is ``llm.max_new_tokens``, the episode budget is
     ``env.max_steps`` / ``env.max_failures`` (also the executor's), torch threads are
     ``torch_threads``; ``llm.threads`` and ``memory.text_embedder.num_threads`` are refused.
+    ``loop_repeats`` cuts an answer at its first block of lines repeated that often in a row (0:
+    off; as the evaluation's method files): a weak model that loops inside a program otherwise
+    writes until ``llm.max_new_tokens``, and with the hf backend the cut also stops generating.
     """
 
     demos_dir: str = "runs/demos"
@@ -57,6 +61,7 @@ class Config(ICALSettings):
     feedback: Literal["simulated", "human"] = "simulated"
     oracle_object_map: bool = True
     torch_threads: int = 0
+    loop_repeats: int = 0
     env: EnvConfig = field(default_factory=EnvConfig)
     llm: LLMConfig = field(default_factory=lambda: LLMConfig(max_new_tokens=384))
     memory: MemoryConfig = field(default_factory=lambda: MemoryConfig(path="runs/ical/memory.db"))
@@ -76,6 +81,7 @@ class Config(ICALSettings):
             raise ValueError(f"feedback {self.feedback!r} is not one of {list(FEEDBACK_KINDS)}")
         if self.torch_threads < 0:
             raise ValueError("torch_threads must be >= 0")
+        check_loop_repeats(self.loop_repeats)
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be >= 1 (or null for all), got {self.limit}")
         if self.llm.max_new_tokens < 16:
@@ -116,7 +122,8 @@ def build_learner(cfg: Config, feedback_fn=None):
         torch.set_num_threads(cfg.torch_threads)
     prompter = None
     if not cfg.raw_demos:
-        prompter = Prompter(build_llm_from_config(cfg.llm), cfg.llm.max_new_tokens, cfg.llm.temperature)
+        prompter = Prompter(build_llm_from_config(cfg.llm), cfg.llm.max_new_tokens, cfg.llm.temperature,
+                            loop_repeats=cfg.loop_repeats)
     if feedback_fn is None and cfg.feedback == "human":
         human = HumanFeedback()
         feedback_fn = lambda run, env: human(run.trace, env.sim)  # noqa: E731

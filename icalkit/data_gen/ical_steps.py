@@ -145,11 +145,12 @@ class Prompter:
         temperature: sampling temperature (0 = greedy).
         seed: sampling seed.
         template_dir: folder of templates (None: the package's).
+        loop_repeats: cut an answer at its first block of lines repeated this often in a row (0: off).
     """
 
     def __init__(self, llm: Any, max_new_tokens: int = 384, temperature: float = 0.0, seed: int = 0,
-                 template_dir: str | None = None) -> None:
-        self.session = LLMSession(llm, max_new_tokens, temperature, seed)
+                 template_dir: str | None = None, loop_repeats: int = 0) -> None:
+        self.session = LLMSession(llm, max_new_tokens, temperature, seed, loop_repeats)
         self.template_dir = template_dir
         self.usage = CallStats()
         self.last_output = ""
