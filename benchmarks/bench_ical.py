@@ -11,8 +11,13 @@
    and whether the records are identical.
 5. Ablation ``abstraction=false``: the raw noisy program goes straight to the feedback loop.
 
+6. ``--loops-model DIR``: ICAL by a fine-tuned model without and with ``loop_repeats=3`` (its
+   answers loop inside programs), wall time as a ratio, on ``--types`` / ``--limit``.
+
 Usage: ``python benchmarks/bench_ical.py [--demos runs/ical_demos] [--out runs/bench_ical]
-[--limit N] [--threads 1] [--ablation-only]``. Writes ``benchmarks/results/ical.json``.
+[--limit N] [--threads 1] [--ablation-only]``, or ``--loops-model runs/finetune_ical/model --demos
+runs/demos_n5 --types "Boil X" --limit 2 --max-new-tokens 1024 --threads 2``. Writes
+``benchmarks/results/ical.json``.
 """
 
 from __future__ import annotations
@@ -39,18 +44,23 @@ def collect_demos(demos_dir: Path, n_per_type: int) -> None:
     collect(make_env("household", render_obs=False), tasks, demos_dir, save_frames=False, progress=False)
 
 
-def ical_config(args: argparse.Namespace, out: Path, raw: bool = False, abstraction: bool = True):
+def ical_config(args: argparse.Namespace, out: Path, raw: bool = False, abstraction: bool = True,
+                extra: dict | None = None):
+    """The ``icalkit ical`` config of one run; ``extra``: more keys (a section's keys merged into it)."""
     from icalkit.commands.ical import Config
     from icalkit.config import from_dict
 
-    return from_dict(Config, {
+    data = {
         "demos_dir": str(args.demos), "out_dir": str(out), "limit": args.limit, "raw_demos": raw,
         "abstraction": abstraction,
         "torch_threads": args.threads,
         "env": {"render": False}, "memory": {"path": str(out / "memory.db"), "image_embedder": {"kind": "none"}},
         "llm": {"cache_path": str(args.out / "llm_cache.sqlite"), "device": "cpu",
                 "max_new_tokens": args.max_new_tokens},
-        "wandb": {"mode": "disabled", "enabled": False}})
+        "wandb": {"mode": "disabled", "enabled": False}}
+    for key, value in (extra or {}).items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    return from_dict(Config, data)
 
 
 def run_once(cfg) -> tuple[list[dict], float, int]:
@@ -81,6 +91,35 @@ def run_ablation(args: argparse.Namespace, result_path: Path) -> None:
     print(json.dumps(result["ablation_no_abstraction"], indent=2))
 
 
+def run_loops(args: argparse.Namespace, result_path: Path) -> None:
+    """ICAL by ``--loops-model`` (a fine-tuned model that loops inside programs) without and with
+    ``loop_repeats=3`` on the same demonstrations (``--types``, ``--limit``), each with an empty
+    response cache; merged into the results file as ``loop_repeats``."""
+    from icalkit.data_gen.ical_report import summarize
+
+    sides = {}
+    for repeats in (0, 3):
+        out = args.out / f"loops_{repeats}"
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        cfg = ical_config(args, out, extra={
+            "task_types": args.types, "k": 0, "n_feedbacks": 2, "keep_demo": True, "loop_repeats": repeats,
+            "llm": {"model": args.loops_model, "cache_path": str(out / "llm_cache.sqlite")}})
+        records, wall_s, _ = run_once(cfg)
+        summary = summarize(records)
+        sides[str(repeats)] = {"run_wall_s": round(wall_s, 1), "completion_tokens": summary["completion_tokens"],
+                               "llm_calls": summary["llm_calls"], "status_counts": summary["status_counts"],
+                               "kept_after": summary["kept_after"]}
+    result = json.loads(result_path.read_text()) if result_path.is_file() else {}
+    result["loop_repeats"] = {"model": args.loops_model, "backend": "hf (CPU, greedy)", "task_types": args.types,
+                              "limit_per_run": args.limit, "torch_threads": args.threads,
+                              "max_new_tokens": args.max_new_tokens, "runs": sides,
+                              "speedup": round(sides["0"]["run_wall_s"] / sides["3"]["run_wall_s"], 2)}
+    result_path.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result["loop_repeats"], indent=2))
+
+
 def main() -> None:
     from icalkit.data_gen.ical_report import per_type_rows, summarize
     from icalkit.tracking import markdown_table
@@ -94,11 +133,14 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=384)
     parser.add_argument("--ablation-only", action="store_true",
                         help="only run the abstraction=false ablation and merge it into the results file")
+    parser.add_argument("--loops-model", default="", help="only compare loop_repeats 0 and 3 with this model "
+                        "(e.g. runs/finetune_ical/model, with --types, --limit, --max-new-tokens 1024)")
+    parser.add_argument("--types", nargs="*", default=None, help="--loops-model: the task types to run")
     args = parser.parse_args()
     result_path = ROOT / "results" / "ical.json"
-    if args.ablation_only:
+    if args.ablation_only or args.loops_model:
         args.out.mkdir(parents=True, exist_ok=True)
-        return run_ablation(args, result_path)
+        return run_loops(args, result_path) if args.loops_model else run_ablation(args, result_path)
 
     if not (args.demos / "episodes.jsonl").is_file():
         collect_demos(args.demos, args.n_per_type)
