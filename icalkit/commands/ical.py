@@ -29,6 +29,8 @@ Examples:
   icalkit ical demos_dir=runs/demos out_dir=runs/ical
   icalkit ical demos_dir=runs/demos llm.backend=openai llm.base_url=http://127.0.0.1:8000/v1 llm.model=Qwen
   icalkit ical demos_dir=runs/demos feedback=human limit=3
+  icalkit ical demos_dir=runs/demos llm.model=runs/finetune_ical/model keep_demo=true loop_repeats=3   # a weak
+      model: keep the demonstrations it cannot improve, cut its looping answers
   icalkit ical demos_dir=runs/demos raw_demos=true out_dir=runs/ical_raw memory.path=runs/ical_raw/memory.db
   icalkit ical demos_dir=runs/demos raw_demos=true prune=true ...   # the executor drops the detours, no model
   icalkit ical ... transfer=true   # then copy each example into its type's other demonstrations' scenes
