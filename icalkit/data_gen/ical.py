@@ -178,6 +178,7 @@ class ICALLearner:
             res.env_steps = run.trace.steps
             self._save(demo, Abstraction(program=program), run, [], res)
             return
+        keep = s.keep_demo and raw.success  # a verified demonstration outlives a revision that fails
         examples = ical_examples(self.memory, task, world, s, frame if self._visual() else None)
         values = ical_prompt_values(task, state, examples, s)
         if s.abstraction:
@@ -186,7 +187,8 @@ class ICALLearner:
             res.prompt_ids.append(asked.prompt_id)
             if not asked.ok:
                 res.status, res.error = "parse_failed", asked.error
-                self._keep(demo, res)
+                if keep:
+                    self._keep(demo, res)
                 return
             abst = asked.value
             res.model_state = abst.abstracted_state
@@ -201,11 +203,12 @@ class ICALLearner:
         res.success = run.success
         if run.success:
             self._save(demo, abst, run, history, res)
-        elif s.relabel and not (s.keep_demo and raw.success):  # a whole verified demonstration beats a relabel
+        elif s.relabel and not keep:  # a whole verified demonstration beats a relabeled part
             self._relabel(demo, abst, run, history, res, usage)
         else:
             res.status, res.error = "failed", res.error or program_feedback(run.trace)
-            self._keep(demo, res)
+            if keep:
+                self._keep(demo, res)
 
     def _hitl(self, task: Task, values: dict, abst: Abstraction, run: Execution, history: list,
               res: DemoResult, usage: CallStats) -> tuple[Abstraction, Execution]:
@@ -260,11 +263,10 @@ class ICALLearner:
         self._save(replace(demo, task=task_copy), relabeled, run, history, res, status="relabeled")
 
     def _keep(self, demo: DemoContext, res: DemoResult) -> None:
-        """``keep_demo``: store the demonstration's own program when it replays to success (the
-        model's failed revision is dropped); ``res`` keeps why (``kept_after``, ``error``)."""
-        if self.settings.keep_demo and demo.raw.success:
-            res.kept_after = res.status
-            self._save(demo, Abstraction(program=demo.demo_program), demo.raw, [], res, status="kept_demo")
+        """``keep_demo``: store the demonstration's own program, which replays to success (the model's
+        failed revision is dropped); ``res`` keeps why (``kept_after``, ``error``)."""
+        res.kept_after = res.status
+        self._save(demo, Abstraction(program=demo.demo_program), demo.raw, [], res, status="kept_demo")
 
     # -- saving ----------------------------------------------------------------------------
     def _visual(self) -> bool:

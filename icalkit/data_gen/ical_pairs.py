@@ -28,7 +28,7 @@ import difflib
 import random
 import re
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from icalkit.agents.feedback import action_feedback, program_feedback
 from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
@@ -42,6 +42,9 @@ from icalkit.data_gen.ical_steps import (
     truncate_lines,
 )
 from icalkit.envs.household.tasks.task import Task
+
+if TYPE_CHECKING:  # finetune_data imports this module when it builds pairs
+    from icalkit.data_gen.finetune_data import PairBuilder
 
 _DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"')
 _CALL = re.compile(r"^(\w+)\.(\w+)\((\w*)")
@@ -113,7 +116,7 @@ def noisy_episode(env: Any, task: Task, seed: int) -> dict:
     return asdict(episode)
 
 
-def ical_rows(builder: Any, task: Task, expert: str, out: Any) -> list[dict]:
+def ical_rows(builder: PairBuilder, task: Task, expert: str, out: Any) -> list[dict]:
     """The abstraction pair and one update pair of ``task`` (fewer when one fails; reasons in ``out``),
     from the expert's (ungrounded) program, with a :class:`~icalkit.data_gen.finetune_data.PairBuilder`'s
     env, memory, limits and settings."""
