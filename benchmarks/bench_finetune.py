@@ -24,7 +24,8 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
 - ``gradient``: does the prompt without gradient learn as much per step as the exact gradient?
   The recommended config (``--config``) on its own pairs (``--dataset``), ``--steps`` optimizer
   steps both ways from the same weights on the same batches: validation loss, tokens/s, peak
-  RSS. A run folder that already has its steps is read, not retrained (``icalkit finetune``
+  RSS; with ``--nograd-steps`` also the prompt without gradient over that many steps (a run
+  planned to the exact run's wall time: does it learn as much in the same time?). A run folder that already has its steps is read, not retrained (``icalkit finetune``
   resumes).
 - ``demo``: the last ``make demo`` run (``runs/demo``): its fine-tune (steps, tokens/s, peak RSS)
   and its before/after table (untuned, copy, fine-tuned on unseen layouts of the tuned types); the
@@ -44,7 +45,7 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
 
 Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
-       python benchmarks/bench_finetune.py gradient --steps 10 [--config configs/finetune_rag.yaml]
+       python benchmarks/bench_finetune.py gradient --steps 10 [--nograd-steps 17] [--config configs/finetune_rag.yaml]
            [--dataset runs/finetune_rag/data/dataset]
        python benchmarks/bench_finetune.py demo [--demo-dir runs/demo] [--demo-wall-s SECONDS]
        python benchmarks/bench_finetune.py gpu --config configs/finetune_gpu.yaml --finetune-dir runs/finetune_gpu
@@ -381,16 +382,19 @@ GRADIENT = {"exact": "train.prompt_grad=true", "prompt_nograd": "train.prompt_gr
 def phase_gradient(args: argparse.Namespace) -> dict:
     """The exact gradient vs the prompt without gradient on the same batches (see the module docstring)."""
     rows = {}
-    for name, flag in GRADIENT.items():
+    runs = {**{name: (flag, args.steps) for name, flag in GRADIENT.items()},
+            **({"prompt_nograd_equal_time": (GRADIENT["prompt_nograd"], args.nograd_steps)} if args.nograd_steps else {})}
+    for name, (flag, steps) in runs.items():
         out = WORK / f"gradient_{name}"
         cmd = [sys.executable, "-m", "icalkit.cli", "finetune", "--config", args.config, f"dataset={args.dataset}",
-               f"out_dir={out}", f"train.max_steps={args.steps}", "train.save_steps=5", "train.time_budget_s=0",
+               f"out_dir={out}", f"train.max_steps={steps}", "train.save_steps=5", "train.time_budget_s=0",
                "train.eval_steps=0", "train.resume=true", flag]
         s = run_finetune(name, cmd, out, {})
         rows[name] = {k: s.get(k) for k in (*TRAIN_KEYS, "steady_tokens_per_s")}
         print(name, rows[name])
     ratio = rows["prompt_nograd"]["train_tokens_per_s"] / rows["exact"]["train_tokens_per_s"]
-    return {"gradient": {"config": args.config, "dataset": args.dataset, "steps": args.steps, "cpu": cpu_model(),
+    return {"gradient": {"config": args.config, "dataset": args.dataset, "steps": args.steps,
+                         "nograd_steps": args.nograd_steps, "cpu": cpu_model(),
                          "runs": rows, "nograd_tokens_per_s_ratio": round(ratio, 2),
                          "command": "icalkit finetune --config CONFIG dataset=DATASET train.max_steps=STEPS "
                                     "train.prompt_grad=true|false"}}
@@ -462,6 +466,8 @@ def main() -> None:
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     parser.add_argument("--config", default="configs/finetune_rag.yaml", help="gradient: the recommended training config")
     parser.add_argument("--dataset", default="runs/finetune_rag/data/dataset", help="gradient: its pairs")
+    parser.add_argument("--nograd-steps", type=int, default=0, help="gradient: also the prompt without gradient for this "
+                        "many steps (its own schedule), e.g. as many as fit in the exact run's wall time")
     parser.add_argument("--key", default="copy_memories", help="copies: the results file's key to write")
     parser.add_argument("--demo-dir", default="runs/demo")
     parser.add_argument("--note", default="", help="gpu: what the run left out (recorded as given)")

@@ -183,3 +183,39 @@ def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
     assert own is embedder
     other = Planner(None, SimpleNamespace(text_embedder=SimpleNamespace(path=Path("/a/learned/retriever"))), cfg)
     assert other._mention_embedder().path == default_text_model_path().resolve()
+
+
+def test_model_replans_come_after_the_last_copy_fails(coffee_memory, tmp_path, embedder):
+    """planner.model_replans: two copies that fail (the fallback's included) and then the model's
+    re-plan, written from the executor's error; a copy that succeeds never asks the model."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.llm_session import LLMSession
+
+    _, examples, _ = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    broken = [Example(task_id=ex.task_id, task_type="Coffee", instruction="Make coffee", revised_program=BROKEN + "#" * i)
+              for i, ex in enumerate(examples[:2])]
+    mem = ExampleMemory(tmp_path / "broken.db", embedder)
+    mem.add_many(broken)
+    good = f"Program:\n```python\n{examples[0].revised_program}\n```"
+    cfg = dict(mode="copy", k=1, ground_ids=True, room_fit=2, copy_fallback=True, max_replans=1, model_replans=2)
+    llm = ScriptedLLM([good])
+    res = Planner(LLMSession(llm), mem, PlannerConfig(**cfg)).run_episode(task, Simulator(build_world(task)))
+    assert res.success and res.attempts == 3 and res.replans == 2 and res.failed_attempts == 2
+    assert sorted(res.programs[:2]) == sorted(b.revised_program for b in broken)
+    feedback = res.errors[1].split(": ", 1)[1]  # the last copy's error, as the re-plan prompt shows it
+    assert len(llm.prompts) == 1 and feedback in "\n".join(m["content"] for m in llm.prompts[0])
+    assert res.model == "scripted"
+
+    solved = ExampleMemory(tmp_path / "good.db", embedder)
+    solved.add_many([Example(task_id=examples[0].task_id, task_type="Coffee", instruction="Make coffee",
+                             revised_program=examples[0].revised_program)])
+    quiet = ScriptedLLM([good])
+    assert Planner(LLMSession(quiet), solved, PlannerConfig(**cfg)).run_episode(task, Simulator(build_world(task))).success
+    assert quiet.prompts == []
+    with pytest.raises(ValueError, match="needs a model"):
+        Planner(None, mem, PlannerConfig(**cfg))
+    for bad in ({"mode": "ical", "model_replans": 1}, {"mode": "copy", "model_replans": -1}):
+        with pytest.raises(ValueError, match="model_replans"):
+            PlannerConfig(**bad).validate()

@@ -15,7 +15,9 @@ execution error the model is re-prompted with the error and the code that alread
   grounded re-planning that lists the objects observed so far.
 - ``copy``: no model at all — the top retrieved example's program is executed as it is (the
   baseline that shows what retrieval alone buys). ``ical`` with ``copy_first``: that copy is the
-  first attempt and the model writes the re-plans from the executor's feedback on it.
+  first attempt and the model writes the re-plans from the executor's feedback on it. ``copy``
+  with ``model_replans``: the copies (``copy_fallback``) come first and the model re-plans only
+  after the last of them fails with an error.
 
 Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether
 the agent also re-plans when a program ends without error but the goal does not hold is
@@ -167,8 +169,9 @@ class Planner:
         self.cfg.validate()
         if memory is None and self.cfg.mode != "zero_shot":
             raise ValueError(f"planner mode {self.cfg.mode!r} needs an example memory (or use mode=zero_shot)")
-        if llm_session is None and self.cfg.mode != "copy":
-            raise ValueError(f"planner mode {self.cfg.mode!r} needs a model (only mode=copy runs without one)")
+        if llm_session is None and self.cfg.uses_model:
+            raise ValueError(f"planner mode {self.cfg.mode!r} needs a model (only mode=copy without "
+                             f"model_replans runs without one)")
         self.llm, self.memory, self.limits = llm_session, memory, limits or ExecutorLimits()
         if self.cfg.precondition_checks != self.limits.api.precondition_checks:
             api = replace(self.limits.api, precondition_checks=self.cfg.precondition_checks)
@@ -344,12 +347,12 @@ class Planner:
         sets, retrieval_error = self.retrieve(task, state0, frame, executor.runtime.known_types())
         scores: list[float] = []
         answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
-        programs, errors, failed, replans, reviewed = [], [], 0, 0, False
+        programs, errors, failed, replans, reviewed, revisions = [], [], 0, 0, False, 0
         rest, missing = [s for s in sets[1:] if s] if self.cfg.mode == "copy" else [], set()
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
-        for attempt in range(self.cfg.max_replans + 1):
+        for attempt in range(self.cfg.max_replans + self.cfg.model_replans + 1):
             program = self._program_of(answer)
             if program is not None and self.cfg.ground_ids:  # the prompt this answer came from
                 program = grounded_answer(program, prompt)
@@ -381,13 +384,19 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            if attempt == self.cfg.max_replans or self.cfg.mode == "copy" and not (self.cfg.copy_fallback and rest):
-                break
-            replans += 1
-            if self.cfg.mode == "copy":  # copy_fallback: another retrieved example, from the state left
+            copying = self.cfg.mode == "copy" and attempt < self.cfg.max_replans
+            if copying and self.cfg.copy_fallback and rest:  # another retrieved example, from the state left
+                replans += 1
                 missing |= classes_not_found(error)
                 answer, examples, prompt, rest = self.next_copy(task, executor, rest, missing, stats)
                 continue
+            if self.cfg.mode == "copy":  # the copies are spent: the model's re-plans, if any
+                if revisions == self.cfg.model_replans:
+                    break
+                revisions += 1
+            elif attempt == self.cfg.max_replans:
+                break
+            replans += 1
             prompt = self._replan_prompt(task, executor, examples, last_program, completed, error)
             answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats])[0]
         goal = trace.goal if trace is not None else check_goal(task, executor.sim.world.metadata())

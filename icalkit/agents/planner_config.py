@@ -70,6 +70,11 @@ class PlannerConfig:
             demonstrations they solve when copied (``icalkit ical transfer=true``,
             :mod:`~icalkit.data_gen.transfer`) — and by the room share after it; a memory without
             scores leaves the room-fit order as it is.
+        model_replans: ``copy`` mode: when its own attempts (the copy and the ``copy_fallback``
+            copies) end with an error, the model writes up to this many further re-plans from the
+            state left, as ``ical`` mode re-plans (the error, the code that ran, the last copied
+            example); 0: none. A copy that ends without an error, or succeeds, never reaches the
+            model, so success can only rise over the copy's on every task.
     """
 
     mode: str = "ical"
@@ -90,6 +95,12 @@ class PlannerConfig:
     mention_reground: bool = False
     copy_fallback: bool = False
     transfer_order: bool = False
+    model_replans: int = 0
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``)."""
+        return self.mode != "copy" or self.model_replans > 0
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -117,5 +128,8 @@ class PlannerConfig:
             raise ValueError(f"planner.copy_fallback re-plans by copying the next example: it needs mode 'copy', got {self.mode!r}")
         if sum((self.reground, self.oracle_reground, self.mention_reground)) > 1:
             raise ValueError("planner.reground, oracle_reground and mention_reground are alternatives: set one")
+        if self.model_replans < 0 or self.model_replans and self.mode != "copy":
+            raise ValueError(f"planner.model_replans is the model's re-plans after mode 'copy' (>= 0), "
+                             f"got {self.model_replans} with mode {self.mode!r}")
         if self.copy_first and self.mode != "ical":
             raise ValueError(f"planner.copy_first runs with mode 'ical' (a model revises the copy), got {self.mode!r}")

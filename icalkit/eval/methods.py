@@ -71,7 +71,7 @@ class MethodConfig:
 
     @property
     def uses_model(self) -> bool:
-        return self.planner.mode != "copy"
+        return self.planner.uses_model
 
 
 def load_method(spec: str, methods_dir: Path = METHODS_DIR) -> MethodConfig:
@@ -130,7 +130,7 @@ def method_sampling(method: MethodConfig, sampling: dict[str, Any]) -> dict[str,
 # of the fingerprint at that default, so that those episodes stay valid
 LATER_PLANNER_DEFAULTS = {"room_fit": 0, "review_done": False, "reground": False, "oracle_reground": False,
                          "transfer_order": False, "mention_reground": False,
-                         "copy_fallback": False}
+                         "copy_fallback": False, "model_replans": 0}
 
 
 def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:
