@@ -5,11 +5,13 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
 - ``train``: the same ``icalkit finetune`` command (the user's level) on the same real planner
   pairs for the same number of optimizer steps, once per variant, each in its own process (clean
   peak RSS): the plain path (the model's own forward and loss over every position) in fp32 and
-  bf16 autocast, then the default path (logits only at completion positions, shared prompt
-  prefix run once per micro-batch, precision auto; see icalkit/training/completion_loss.py),
-  the prompt encoded without gradient (``train.prompt_grad=false``), ablations, LoRA r=16, and
-  the default under ``accelerate launch --config_file accelerate_config.yaml``, and the default
-  and the prompt without gradient with 4 KB pages (``THP_MEM_ALLOC_ENABLE=0``; the training
+  bf16 autocast, then the default path — what ``configs/finetune.yaml`` runs: logits only at
+  completion positions, shared prompt prefix run once per micro-batch, the prompt encoded without
+  gradient (``train.prompt_grad=false``, which learns more than the exact gradient in the same
+  wall time: the ``gradient`` phase), precision auto; see icalkit/training/completion_loss.py —,
+  the same with the exact gradient and its ablations, LoRA r=16, the default under
+  ``accelerate launch --config_file accelerate_config.yaml``, and the default and the exact path
+  with 4 KB pages (``THP_MEM_ALLOC_ENABLE=0``; the training
   commands allocate large tensors on transparent huge pages, see icalkit/cli.py). Tokens/s counts
   the pairs' tokens (padding excluded), over the whole ``trainer.train`` call and after the first
   optimizer step (steady); ratios are against the plain path of the same run at the machine's
@@ -73,22 +75,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "finetune.json"
 WORK = ROOT / "runs" / "bench_finetune"
-PLAIN = ["train.completion_loss=false", "train.shared_prefix=false"]  # the model's own forward + loss
+EXACT = "train.prompt_grad=true"  # back-propagate through the prompt too (configs/finetune.yaml does not)
+PLAIN = ["train.completion_loss=false", "train.shared_prefix=false", EXACT]  # the model's own forward + loss
 VARIANTS = {
     "plain_fp32": ["train.method=full", "train.precision=fp32", *PLAIN],
     "plain_bf16": ["train.method=full", "train.precision=bf16", *PLAIN],
-    "default": ["train.method=full"],  # completion-only logits + shared prefix + sdpa_folded, precision auto
-    "default_unfolded": ["train.method=full", "train.attention=sdpa"],  # the default with transformers' sdpa
-    "prompt_nograd": ["train.method=full", "train.prompt_grad=false"],
-    "completion_loss_only": ["train.method=full", "train.shared_prefix=false"],
-    "eager": ["train.method=full", "train.attention=eager"],
-    "packing": ["train.method=full", "train.shared_prefix=false", "train.packing=true"],
+    # configs/finetune.yaml as shipped: completion-only logits + shared prefix + sdpa_folded + the prompt
+    # without gradient, precision auto
+    "default": ["train.method=full"],
+    "exact": ["train.method=full", EXACT],  # the same with the exact gradient
+    "exact_unfolded": ["train.method=full", EXACT, "train.attention=sdpa"],  # and transformers' sdpa
+    "completion_loss_only": ["train.method=full", "train.shared_prefix=false", EXACT],
+    "eager": ["train.method=full", EXACT, "train.attention=eager"],
+    "packing": ["train.method=full", "train.shared_prefix=false", "train.packing=true", EXACT],
     "lora16": ["train.method=lora", "train.lora_r=16"],
     "default_accelerate": ["train.method=full"],
-    "default_4k_pages": ["train.method=full"],  # the default with torch's huge-page allocation off
-    "prompt_nograd_4k_pages": ["train.method=full", "train.prompt_grad=false"],
+    "default_4k_pages": ["train.method=full"],  # with torch's huge-page allocation off
+    "exact_4k_pages": ["train.method=full", EXACT],
 }
-VARIANT_ENV = {"default_4k_pages": {"THP_MEM_ALLOC_ENABLE": "0"}, "prompt_nograd_4k_pages": {"THP_MEM_ALLOC_ENABLE": "0"}}
+VARIANT_ENV = {"default_4k_pages": {"THP_MEM_ALLOC_ENABLE": "0"}, "exact_4k_pages": {"THP_MEM_ALLOC_ENABLE": "0"}}
 BF16_ONLY = {"plain_bf16"}  # skipped where bf16 is emulated (minutes per step; see fast_bf16)
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
@@ -162,7 +167,7 @@ def phase_train(args: argparse.Namespace) -> dict:
                 "steady_ratio_vs_baseline": round(s["steady_tokens_per_s"] / ref["steady_tokens_per_s"], 2),
                 "peak_rss_gb": s["peak_rss_gb"], "tokens": s["tokens_seen"], "wall_s": s["wall_s"],
                 "train_loss": round(s["train_loss"], 4)} for n, s in best.items()}
-    headline = rows.get("default", next(iter(rows.values())))  # exact; what configs/finetune.yaml runs
+    headline = rows.get("default", next(iter(rows.values())))  # what configs/finetune.yaml runs
     return {"training": {"model": "SmolLM2-135M-Instruct", "steps": args.steps, "micro_batch": args.micro_batch,
                          "grad_accum": args.grad_accum, "baseline": baseline, "bf16_native": native,
                          "skipped": sorted(set(args.variants) - set(variants)), "cpu": cpu_model(),
@@ -366,6 +371,9 @@ def method_figures(eval_dirs: list[str], trained: set[str], split: str = "valid_
                                     # an attempt failed with an error, and a later program still solved the task
                                     "with_failed_attempt": sum(r["failed_attempts"] > 0 for r in recs),
                                     "recovered": sum(bool(r["success"]) and r["failed_attempts"] > 0 for r in recs),
+                                    # the generative model's answers (0 for the copy), and the episodes that asked it
+                                    "model_calls": sum((r.get("llm") or {}).get("calls", 0) for r in recs),
+                                    "episodes_asking_model": sum((r.get("llm") or {}).get("calls", 0) > 0 for r in recs),
                                     "episode_wall_s_mean": round(sum(r["wall_s"] for r in recs) / max(len(recs), 1), 1)}
         by_type: dict[str, list[int]] = {}
         for r in rows:
@@ -403,11 +411,13 @@ def phase_gradient(args: argparse.Namespace) -> dict:
 def phase_copies(args: argparse.Namespace) -> dict:
     """Methods of ``--eval-dirs`` recorded apart from the evaluation of record, under ``--key``: the
     grounded copy under other memories and retrieval settings (``copy_memories``), or a row on fewer
-    tasks (``base_zero_shot``), grouped by the trained types (``--finetune-dir`` / ``--trained-types``)."""
+    tasks (``base_zero_shot``), grouped by the trained types (``--finetune-dir`` / ``--trained-types``);
+    valid_seen too where the runs hold it."""
     trained = trained_set(args)
     summaries = {d: json.loads((Path(d) / "train_summary.json").read_text()) for d in args.finetune_dir}
+    seen = method_figures(args.eval_dirs, trained, "valid_seen")
     return {args.key: {"tool": "icalkit eval (valid_unseen)", "eval_dirs": args.eval_dirs,
-                       "methods": method_figures(args.eval_dirs, trained),
+                       "methods": method_figures(args.eval_dirs, trained), **({"valid_seen": seen} if seen else {}),
                        **({"finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in summaries.items()}}
                           if summaries else {}),
                        **({"memories": {m: memory_build(m) for m in args.memory_runs}} if args.memory_runs else {})}}
