@@ -23,11 +23,12 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   with the base model and a LoRA adapter; ``--requests`` greedy chat completions sent one at a
   time vs 8 at once, tokens/s and the ratio, for base and adapter.
 
-- ``gradient``: does the prompt without gradient learn as much per step as the exact gradient?
-  The recommended config (``--config``) on its own pairs (``--dataset``), ``--steps`` optimizer
-  steps both ways from the same weights on the same batches: validation loss, tokens/s, peak
-  RSS; with ``--nograd-steps`` also the prompt without gradient over that many steps (a run
-  planned to the exact run's wall time: does it learn as much in the same time?). A run folder that already has its steps is read, not retrained (``icalkit finetune``
+- ``gradient``: does the prompt without gradient learn as much as the exact gradient, per step
+  and in the same wall time? The recommended config (``--config``) on its own pairs
+  (``--dataset``), ``--steps`` optimizer steps both ways from the same weights on the same
+  batches: validation loss, tokens/s, peak RSS; with ``--nograd-steps`` also the prompt without
+  gradient over that many steps, on its own schedule (as many as fit in the exact run's wall
+  time). A run folder that already has its steps is read, not retrained (``icalkit finetune``
   resumes).
 - ``demo``: the last ``make demo`` run (``runs/demo``): its fine-tune (steps, tokens/s, peak RSS)
   and its before/after table (untuned, copy, fine-tuned on unseen layouts of the tuned types); the
@@ -416,7 +417,7 @@ def phase_copies(args: argparse.Namespace) -> dict:
     trained = trained_set(args)
     summaries = {d: json.loads((Path(d) / "train_summary.json").read_text()) for d in args.finetune_dir}
     seen = method_figures(args.eval_dirs, trained, "valid_seen")
-    return {args.key: {"tool": "icalkit eval (valid_unseen)", "eval_dirs": args.eval_dirs,
+    return {args.key: {"tool": "icalkit eval (valid_unseen; valid_seen where the runs hold it)", "eval_dirs": args.eval_dirs,
                        "methods": method_figures(args.eval_dirs, trained), **({"valid_seen": seen} if seen else {}),
                        **({"finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in summaries.items()}}
                           if summaries else {}),
