@@ -385,7 +385,7 @@ def method_figures(eval_dirs: list[str], trained: set[str], split: str = "valid_
     return methods
 
 
-GRADIENT = {"exact": "train.prompt_grad=true", "prompt_nograd": "train.prompt_grad=false"}
+GRADIENT = {"exact": EXACT, "prompt_nograd": "train.prompt_grad=false"}
 
 
 def phase_gradient(args: argparse.Namespace) -> dict:

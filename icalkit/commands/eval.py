@@ -158,7 +158,7 @@ def run(cfg: Config) -> int:
     done = set_aside_stale(done, fingerprints, episodes_path)
     jobs = [Job(m, s, st) for m in methods for s, tasks in splits.items() for st in tasks
             if job_key(m, s, st.task.task_id) not in done]
-    llm_keys = {m: model_key(effective_llm(meth, cfg.llm)) if meth.uses_model else ""
+    llm_keys = {m: model_key(effective_llm(meth, cfg.llm)) if meth.planner.uses_model else ""
                 for m, meth in methods.items()}
     llms, names = {}, {}
     for m in [m for m in methods if llm_keys[m] and llm_keys[m] not in llms]:

@@ -69,10 +69,6 @@ class MethodConfig:
         if self.planner.mode not in ("zero_shot",) and not self.memory:
             raise ValueError(f"planner.mode={self.planner.mode} needs a memory file (key `memory`)")
 
-    @property
-    def uses_model(self) -> bool:
-        return self.planner.uses_model
-
 
 def load_method(spec: str, methods_dir: Path = METHODS_DIR) -> MethodConfig:
     """A method from its name (``configs/methods/<name>.yaml``), ``name@N`` or a YAML path.
