@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from planner_doubles import one_torch_thread
@@ -219,3 +220,46 @@ def test_model_replans_come_after_the_last_copy_fails(coffee_memory, tmp_path, e
     for bad in ({"mode": "ical", "model_replans": 1}, {"mode": "copy", "model_replans": -1}):
         with pytest.raises(ValueError, match="model_replans"):
             PlannerConfig(**bad).validate()
+
+
+def test_deployed_copies_pairs_hold_the_prompt_model_replans_sends(coffee_memory, tmp_path, embedder):
+    """data.mistakes=[deployed_copies]: the copy agent runs its copies as deployed; the pair's prompt is
+    the re-plan prompt ``model_replans`` then sends, and its completion solves the task from there."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.executor import ExecutorLimits
+    from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.data_gen.finetune_data import PairBuilder, PairConfig
+    from icalkit.envs.household.tasks.sampler import task_from_id
+
+    _, examples, env = coffee_memory
+    mem = ExampleMemory(tmp_path / "broken.db", embedder)
+    mem.add_many([Example(task_id=ex.task_id, task_type="Coffee", instruction="Make coffee",
+                          revised_program=BROKEN + "#" * i) for i, ex in enumerate(examples[:2])])
+    task = task_from_id(examples[2].task_id)
+    copier = PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=2, copy_fallback=True, max_replans=1)
+    cfg = PairConfig(task_types=["Coffee"], k=1, mistakes=["deployed_copies"], plan_pairs=False, planner=copier)
+    cfg.validate()
+    rows = PairBuilder(cfg, mem).build(task).rows
+    assert [(r["kind"], r["mistake"]) for r in rows] == [("revision", "deployed_copies")]
+    llm = ScriptedLLM([rows[0]["completion"]])
+    env.reset(options={"task": task})
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True))  # as the pairs replay (data.oracle_object_map)
+    res = Planner(LLMSession(llm), mem, replace(copier, model_replans=1), limits).run_episode(task, env)
+    assert llm.prompts == [rows[0]["prompt"]] and res.success and res.attempts == 3
+
+    good = ExampleMemory(tmp_path / "good.db", embedder)  # with review_done a copy that ends silently is reviewed
+    good.add_many([Example(task_id=examples[0].task_id, task_type="Coffee", instruction="Make coffee",
+                           revised_program=examples[0].revised_program)])
+    reviewer = replace(copier, review_done=True)
+    rows = PairBuilder(replace(cfg, planner=reviewer), good).build(task).rows
+    assert [(r["kind"], r["mistake"]) for r in rows] == [("review", "deployed_copies")]
+    assert DONE_PROGRAM in rows[0]["completion"] and REVIEW_TEXT in rows[0]["prompt"][-1]["content"]
+    llm = ScriptedLLM([rows[0]["completion"]])
+    env.reset(options={"task": task})
+    res = Planner(LLMSession(llm), good, replace(reviewer, model_replans=1), limits).run_episode(task, env)
+    assert llm.prompts == [rows[0]["prompt"]] and res.success and res.errors == [REVIEW_TEXT]
+    with pytest.raises(ValueError, match="set data.planner.mode=copy"):
+        replace(cfg, planner=PlannerConfig(k=1)).validate()

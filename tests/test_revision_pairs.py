@@ -113,7 +113,7 @@ def test_review_pairs_teach_the_deployed_review_of_a_silent_finish(tmp_path):
             assert llm.prompts == [rev["prompt"]] and res.errors == [REVIEW_TEXT]
             assert res.success and res.failed_attempts == 0 and len(res.programs) == 2
     with pytest.raises(ValueError, match="review_done"):
-        replace(cfg.data.planner, mode="copy").validate()
+        replace(cfg.data.planner, mode="flat").validate()
 
 
 def test_reground_pairs_teach_the_deployed_replacement_of_the_example_objects(tmp_path):

@@ -17,7 +17,8 @@ execution error the model is re-prompted with the error and the code that alread
   baseline that shows what retrieval alone buys). ``ical`` with ``copy_first``: that copy is the
   first attempt and the model writes the re-plans from the executor's feedback on it. ``copy``
   with ``model_replans``: the copies (``copy_fallback``) come first and the model re-plans only
-  after the last of them fails with an error.
+  after the last of them fails with an error (with ``review_done``, also after a copy that ends
+  without one).
 
 Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether
 the agent also re-plans when a program ends without error but the goal does not hold is
@@ -184,6 +185,9 @@ class Planner:
         self.api = api_documentation()
         self._rates: dict[str, float] | None = None
         self._mentions: Any = None
+        # ``copy`` mode: the re-plan prompt the last episode ended without asking, when its last copy
+        # failed with an error and no model re-plan was left (the ``deployed_copies`` fine-tuning pairs)
+        self.unasked_replan: list[dict] | None = None
 
     # ---------------------------------------------------------------- retrieval
     def retrieve(self, task: Task, state: dict, frame: Any = None,
@@ -341,6 +345,7 @@ class Planner:
         """
         start = time.perf_counter()
         stats = CallStats()
+        self.unasked_replan = None
         executor = Executor(env, self.limits)
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
@@ -366,7 +371,8 @@ class Planner:
                 programs.append(program)
                 trace = executor.run(program, task, mode=mode)
                 error = action_feedback(trace)
-                review = error is None and self.cfg.review_done and not reviewed and attempt < self.cfg.max_replans
+                review = (error is None and self.cfg.review_done and not reviewed  # copy mode: one of model_replans
+                          and (self.cfg.mode == "copy" or attempt < self.cfg.max_replans))
                 if trace.success and not review:  # a review is asked whether or not the task is done
                     break
                 if error is None and not trace.success and self.cfg.oracle_goal_feedback:
@@ -384,14 +390,15 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            copying = self.cfg.mode == "copy" and attempt < self.cfg.max_replans
+            copying = self.cfg.mode == "copy" and attempt < self.cfg.max_replans and not reviewed
             if copying and self.cfg.copy_fallback and rest:  # another retrieved example, from the state left
                 replans += 1
                 missing |= classes_not_found(error)
                 answer, examples, prompt, rest = self.next_copy(task, executor, rest, missing, stats)
                 continue
             if self.cfg.mode == "copy":  # the copies are spent: the model's re-plans, if any
-                if revisions == self.cfg.model_replans:
+                if revisions == self.cfg.model_replans:  # what a further re-plan would be asked (fine-tuning pairs)
+                    self.unasked_replan = self._replan_prompt(task, executor, examples, last_program, completed, error)
                     break
                 revisions += 1
             elif attempt == self.cfg.max_replans:

@@ -43,7 +43,9 @@ class PlannerConfig:
             :data:`~icalkit.agents.feedback.REVIEW_TEXT` as the feedback: the model writes what is
             left, or an empty program (done). It uses a re-plan, and a program written then can
             also undo a finished task. Needs a model writing programs; the ``review`` fine-tuning
-            pairs teach it.
+            pairs teach it. In ``copy`` mode the review comes after the copy that ends without an
+            error (no further copy follows) and is one of ``model_replans``; without them it is
+            never asked.
         reground: with ``copy_first``, before the copy runs the model is asked which of the example's
             object classes stand for which of the task's (template ``planner_reground``, one short
             answer ``CreditCard -> KeyChain``) and the copy runs with them replaced
@@ -108,8 +110,8 @@ class PlannerConfig:
         if self.k < 1 or self.rerank_sets < 1 or self.max_replans < 0:
             raise ValueError(f"planner.k and planner.rerank_sets must be >= 1 and planner.max_replans >= 0, "
                              f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
-        if self.review_done and self.mode in ("copy", "flat"):
-            raise ValueError(f"planner.review_done needs a model writing programs, not mode {self.mode!r}")
+        if self.review_done and self.mode == "flat":
+            raise ValueError("planner.review_done needs a model writing programs, not mode 'flat'")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:

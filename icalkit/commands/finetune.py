@@ -81,9 +81,10 @@ def build_dataset(cfg: Config) -> Path:
                     raise DatasetError(f"data.memory_path {cfg.data.memory_path} does not exist (data.k > 0 or ICAL "
                                        "pairs with data.ical.k > 0 retrieve examples from an example memory: "
                                        "icalkit ical raw_demos=true builds one)")
-                from icalkit.memory.config import MemoryConfig, build_memory
+                from icalkit.memory.config import MemoryConfig, TextEmbedderConfig, build_memory
 
-                memory = build_memory(MemoryConfig(path=cfg.data.memory_path))
+                text = TextEmbedderConfig(model=cfg.data.retriever or None)  # as the method's retriever
+                memory = build_memory(MemoryConfig(path=cfg.data.memory_path, text_embedder=text))
             stats = build_pairs(cfg.data, data_dir, memory)
             print(json.dumps({k: stats[k] for k in ("tasks", "pairs", "by_kind", "dropped")}, indent=1))
             if "tokens" in stats:

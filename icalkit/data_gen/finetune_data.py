@@ -15,6 +15,10 @@ The ``retrieved_copy`` kind injects nothing: the mistaken program is the top ret
 program grounded in the task's prompt, run with the deployed planner's executor settings —
 exactly the first attempt of retrieve, run, revise (``planner.copy_first``) — so its revision
 pairs are the re-plans that deployment asks for (another room's objects, full receptacles).
+The ``deployed_copies`` kind runs the whole deployed copy agent (``data.planner`` in ``copy`` mode:
+its choice, re-grounding and ``copy_fallback`` copies); when its last copy fails with an error, the
+pair's prompt is the re-plan prompt that agent would send next — what ``planner.model_replans``
+asks the model, from one function (:class:`~icalkit.agents.planner.Planner`).
 
 With ``planner.reground`` a ``reground`` pair teaches the step before that copy: its prompt is the
 deployed ``planner_reground`` prompt and its completion the replacements that turn the example's
@@ -29,7 +33,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +59,10 @@ from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
-MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object", "retrieved_copy")
+MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object", "retrieved_copy", "deployed_copies")
 DEFAULT_MISTAKES = MISTAKES[:3]
 COPY = "retrieved_copy"  # not injected: the top retrieved example's program, grounded as deployed
+COPIES = "deployed_copies"  # not injected: the deployed copy agent's whole episode (planner.model_replans' prompt)
 _DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
 
 
@@ -77,9 +82,12 @@ class PairConfig:
         seed: task sampling seed.
         k: retrieved examples in the prompt (0: the planner's zero-shot prompt).
         memory_path: example memory to retrieve from when ``k > 0``.
+        retriever: text-embedder folder the memory was written with (a learned retriever, as the
+            method's ``retriever``); "": the bundled MiniLM.
         revisions_per_task: revision pairs (injected mistake + feedback → program) per task.
         mistakes: kinds of mistakes, from ``MISTAKES``; tried in a random order per task, except
-            ``retrieved_copy`` (needs ``k > 0``), which is tried first when listed.
+            ``retrieved_copy`` and ``deployed_copies`` (need ``k > 0``; the latter also
+            ``planner.mode=copy``), which are tried first when listed.
         valid_fraction: share of tasks (whole tasks) in the validation split.
         plan_pairs: whether to write each task's plan pair (prompt -> whole program); false for a
             model deployed with ``planner.copy_first``, which never writes the first program.
@@ -102,6 +110,7 @@ class PairConfig:
     seed: int = 0
     k: int = 0
     memory_path: str = ""
+    retriever: str = ""
     revisions_per_task: int = 1
     mistakes: list[str] = field(default_factory=lambda: list(DEFAULT_MISTAKES))
     valid_fraction: float = 0.1
@@ -134,8 +143,12 @@ class PairConfig:
             raise ValueError("data.n_per_type must be >= 1, data.k and data.revisions_per_task >= 0")
         if unknown := set(self.mistakes) - set(MISTAKES):
             raise ValueError(f"data.mistakes {sorted(unknown)} not in {MISTAKES}")
-        if COPY in self.mistakes and not self.k:
-            raise ValueError(f"data.mistakes {COPY!r} copies a retrieved example: it needs data.k > 0")
+        for kind in {COPY, COPIES} & set(self.mistakes):
+            if not self.k:
+                raise ValueError(f"data.mistakes {kind!r} copies a retrieved example: it needs data.k > 0")
+        if COPIES in self.mistakes and self.planner.mode != "copy":
+            raise ValueError(f"data.mistakes {COPIES!r} runs the deployed copy agent: set data.planner.mode=copy "
+                             f"(and its settings as the method deploys them), got {self.planner.mode!r}")
         if not 0 <= self.valid_fraction < 1:
             raise ValueError(f"data.valid_fraction must be in [0, 1), got {self.valid_fraction}")
         if self.planner.reground and COPY not in self.mistakes:
@@ -242,8 +255,13 @@ class PairBuilder:
         self.deployed = ExecutorLimits(api=ApiConfig(oracle_object_map=cfg.oracle_object_map,
                                                      precondition_checks=cfg.planner.precondition_checks))
         # retrieval exactly as the deployed planner does it (mode copy: the same query, no model needed)
-        retrieval = PlannerConfig(mode="copy", k=cfg.k, room_fit=cfg.planner.room_fit, use_frame=cfg.planner.use_frame)
+        p = cfg.planner
+        retrieval = PlannerConfig(mode="copy", k=cfg.k, room_fit=p.room_fit, use_frame=p.use_frame,
+                                  transfer_order=p.transfer_order)
         self.retriever = Planner(None, memory, retrieval, self.limits) if cfg.k else None
+        # the deployed copy agent without its model (deployed_copies): its episode ends where the model would start
+        self.copier = (Planner(None, memory, replace(p, model_replans=0), self.limits)
+                       if COPIES in cfg.mistakes else None)
 
     def _fresh(self, task: Task, limits: ExecutorLimits | None = None) -> Executor:
         self.env.reset(options={"task": task})
@@ -299,7 +317,7 @@ class PairBuilder:
         rng = random.Random(f"{self.cfg.seed}/{task.task_id}")
         classes = sorted({i.rsplit("_", 1)[0] for i in ids})
         kinds = rng.sample(self.cfg.mistakes, len(self.cfg.mistakes))
-        kinds.sort(key=lambda kind: kind != COPY)  # stable: the copy first, the rest as drawn
+        kinds.sort(key=lambda kind: (kind != COPIES, kind != COPY))  # stable: the copies first, the rest as drawn
         made = 0
         for kind in kinds:
             if made == self.cfg.revisions_per_task:
@@ -317,10 +335,9 @@ class PairBuilder:
     def _revision(self, task: Task, examples: list, program: str, kind: str, rng: random.Random,
                   classes: tuple[list[str], list[str]], out: TaskPairs) -> dict | None:
         """Mistaken program + its feedback -> the rest of the solution from the state it left."""
-        from icalkit.data_gen.expert import expert_actions
-        from icalkit.data_gen.programs import trajectory_to_program
-
         p = self.cfg.planner
+        if kind == COPIES:
+            return self._after_copies(task, out)
         if kind == COPY and examples:  # as deployed: re-grounded (planner.reground), then grounded in the prompt
             copied = example_program(examples[0])
             if p.reground:
@@ -344,14 +361,38 @@ class PairBuilder:
             out.drop(f"revision_{kind}_{'succeeds' if trace.success else 'no_feedback'}")
             return None
         completed = trace.failure.completed if trace.failure else trace.program
-        world = executor.sim.world
-        prompt = replan_program_prompt(task, world, examples, trace.program, completed, REVIEW_TEXT if review else error,
-                                       p.use_dialogue, p.max_state_objects)
+        prompt = replan_program_prompt(task, executor.sim.world, examples, trace.program, completed,
+                                       REVIEW_TEXT if review else error, p.use_dialogue, p.max_state_objects)
         row = {"kind": "review" if review else "revision", "mistake": kind, "mistaken_program": wrong, "prompt": prompt}
         if trace.success:  # (a review) nothing is left to do
             return {**row, "completion": completion_text(DONE_PROGRAM)}
-        ids = shown_ids(prompt)
-        try:  # the rest of the solution from where the mistake left the world (not a restart)
+        return self._rest(task, executor, row, out)
+
+    def _after_copies(self, task: Task, out: TaskPairs) -> dict | None:
+        """The deployed copy agent's episode; when it ends on an error (or, with ``review_done``, without
+        one), the prompt it would send its model next (``planner.model_replans``) -> the rest of the
+        solution from the state its copies left (the empty program for a review of a finished task)."""
+        self.env.reset(options={"task": task})
+        result = self.copier.run_episode(task, self.env)
+        prompt = self.copier.unasked_replan
+        if prompt is None:
+            out.drop(f"revision_{COPIES}_{'succeeds' if result.success else 'no_feedback'}")
+            return None
+        review = result.errors[-1] == REVIEW_TEXT  # planner.review_done: the copies ended without an error
+        row = {"kind": "review" if review else "revision", "mistake": COPIES,
+               "mistaken_program": result.programs[-1] if result.programs else "", "prompt": prompt}
+        if result.success:  # (a review) nothing is left to do
+            return {**row, "completion": completion_text(DONE_PROGRAM)}
+        return self._rest(task, Executor(self.env, self.deployed), row, out)
+
+    def _rest(self, task: Task, executor: Executor, row: dict, out: TaskPairs) -> dict | None:
+        """``row`` completed by the rest of the expert's solution from the state ``executor``'s world is in
+        (not a restart), grounded in the row's prompt; None (counted) when that does not finish the task."""
+        from icalkit.data_gen.expert import expert_actions
+        from icalkit.data_gen.programs import trajectory_to_program
+
+        world, kind, ids = executor.sim.world, row["mistake"], shown_ids(row["prompt"])
+        try:
             rest = ground_program(trajectory_to_program(world, expert_actions(task, world)), ids)
         except Exception:  # noqa: BLE001 - a state the expert cannot finish from is counted, not fatal
             out.drop(f"revision_{kind}_expert_failed")
