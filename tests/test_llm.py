@@ -203,6 +203,38 @@ def test_smollm2_stops_generating_at_a_loop_with_the_same_text_as_a_cut(smol):
 
 # --- response cache ---------------------------------------------------------------------------
 
+def test_answer_ends_at_the_turn_tokens_whatever_eos_the_conversion_set(tokenizer):
+    """``turn_tokens`` reads ChatML's turn tokens from the template. Training ends every completion
+    with the closing one even when the tokenizer's eos is another token (a GGUF converted under
+    transformers 5.17 gave SmolLM2's eos as ``<|im_start|>``), and generation stops at either: a
+    model that opens a new turn has ended its answer."""
+    import copy
+
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from icalkit.models.llm.hf import turn_tokens
+    from icalkit.training.finetune import tokenize_pair
+
+    start, end = "<|im_start|>", "<|im_end|>"
+    assert turn_tokens(tokenizer) == (start, end)
+    odd = copy.deepcopy(tokenizer)
+    odd.eos_token = start
+    assert turn_tokens(odd) == (start, end)
+    assert tokenize_pair(odd, "Make coffee", "Program:")["labels"][-1] == tokenizer.convert_tokens_to_ids(end)
+    cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=256,
+                      eos_token_id=tokenizer.convert_tokens_to_ids(end), pad_token_id=tokenizer.pad_token_id)
+    model = LlamaForCausalLM(cfg).eval()
+    model.lm_head = torch.nn.Linear(32, len(tokenizer), bias=True)  # every step's argmax: <|im_start|>
+    torch.nn.init.zeros_(model.lm_head.weight)
+    with torch.no_grad():
+        model.lm_head.bias.zero_()[tokenizer.convert_tokens_to_ids(start)] = 10.0
+    llm = HFLLM.from_model(model, tokenizer, name="opens-a-turn", chat_template=True)
+    gen = llm.generate(["Make coffee"], max_new_tokens=8)[0]
+    assert (gen.texts, gen.finish_reasons, gen.completion_tokens) == ([""], ["stop"], 1)
+    assert llm.cache_identity()["turn_stops"] == [tokenizer.convert_tokens_to_ids(start)]
+
+
 def test_cache_replays_identically_without_the_model(tiny, tmp_path, monkeypatch):
     llm = CachedLLM(tiny, tmp_path / "cache.sqlite")
     calls: list[int] = []

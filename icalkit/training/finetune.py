@@ -166,23 +166,31 @@ def load_pairs(path: str | Path):
     return ds
 
 
-def tokenize_pair(tokenizer: Any, prompt: list[dict] | str, completion: str) -> dict[str, list[int]]:
+def tokenize_pair(tokenizer: Any, prompt: list[dict] | str, completion: str, end: str | None = None
+                  ) -> dict[str, list[int]]:
     """``input_ids`` and ``labels`` of one pair; prompt labels are -100 (loss on the completion).
 
     The prompt is rendered as the backends do at inference (chat template with the generation
-    prompt); the completion ends with the end-of-turn (eos) token.
+    prompt); the completion ends with ``end``, by default the chat template's end-of-turn token
+    (:func:`~icalkit.models.llm.hf.turn_tokens`; eos without one).
     """
+    from icalkit.models.llm.hf import turn_tokens
+
     if isinstance(prompt, str):
         prompt = [{"role": "user", "content": prompt}]
     text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
     p_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    c_ids = tokenizer(completion + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
+    end = end or turn_tokens(tokenizer)[1] or tokenizer.eos_token
+    c_ids = tokenizer(completion + end, add_special_tokens=False)["input_ids"]
     return {"input_ids": p_ids + c_ids, "labels": [-100] * len(p_ids) + c_ids}
 
 
 def tokenize_split(ds: Any, tokenizer: Any, max_length: int) -> tuple[Any, int]:
     """Tokenized split (with a ``length`` column) and how many pairs exceeded ``max_length``."""
-    tok = ds.map(lambda r: tokenize_pair(tokenizer, r["prompt"], r["completion"]),
+    from icalkit.models.llm.hf import turn_tokens
+
+    end = turn_tokens(tokenizer)[1] or tokenizer.eos_token
+    tok = ds.map(lambda r: tokenize_pair(tokenizer, r["prompt"], r["completion"], end),
                  remove_columns=ds.column_names, desc="tokenize")
     tok = tok.map(lambda r: {"length": len(r["input_ids"])})
     kept = tok.filter(lambda r: r["length"] <= max_length)

@@ -27,6 +27,31 @@ from icalkit.models.llm.base import (
 from icalkit.models.llm.cache import files_stamp, weights_stamp
 
 
+_MARK = "ICALKIT_TURN_MARK"
+
+
+def turn_tokens(tokenizer: Any) -> tuple[str | None, str | None]:
+    """The special tokens that open and close a turn in ``tokenizer``'s chat template (ChatML:
+    ``<|im_start|>``, ``<|im_end|>``), read from the rendered template; None for each it lacks.
+
+    The closing one is what a trained answer must end with: ``tokenizer.eos_token`` depends on the
+    transformers version that converted the GGUF (one converted SmolLM2's with ``<|im_start|>``)."""
+    if not getattr(tokenizer, "chat_template", None):
+        return None, None
+    special = sorted({*tokenizer.all_special_tokens, *(t.content for t in tokenizer.added_tokens_decoder.values())},
+                     key=len, reverse=True)
+
+    def leading(text: str) -> str | None:
+        text = text.lstrip()
+        return next((t for t in special if t and text.startswith(t)), None)
+
+    user = [{"role": "user", "content": _MARK}]
+    closed = tokenizer.apply_chat_template([*user, {"role": "assistant", "content": _MARK}], tokenize=False)
+    asked = tokenizer.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
+    plain = tokenizer.apply_chat_template(user, tokenize=False)
+    return leading(asked[len(plain):]), leading(closed.rsplit(_MARK, 1)[-1])
+
+
 def ensure_pad_token(tokenizer: Any) -> Any:
     """``tokenizer`` with a pad token: its end-of-sequence token where it has none (SmolLM2's GGUF
     converted under some transformers versions), for batched generation and padded training batches."""
@@ -178,7 +203,12 @@ class HFLLM(LLM):
         ensure_pad_token(tokenizer)
         gen_cfg = getattr(model, "generation_config", None)
         eos = getattr(gen_cfg, "eos_token_id", None) or tokenizer.eos_token_id
-        self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
+        # a chat model's answer also ends where it closes its turn or opens a new one (whatever it writes after
+        # is not its answer), whichever token the conversion made eos
+        turns = [tokenizer.convert_tokens_to_ids(t) for t in turn_tokens(tokenizer) if t] if self.use_chat_template else []
+        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
+        self.turn_stops = sorted(set(turns) - eos_ids - {None})  # in the cache key: answers end earlier with them
+        self.eos_ids = eos_ids | set(self.turn_stops)
 
     def cache_identity(self) -> dict[str, Any]:
         """Backend, model path, adapter, the stamp of the files the weights were loaded from and
@@ -188,6 +218,8 @@ class HFLLM(LLM):
             ident["adapter"] = str(self.adapter)
         if self.weights_stamp:
             ident["weights"] = self.weights_stamp
+        if self.turn_stops:
+            ident["turn_stops"] = self.turn_stops
         dtype = str(next(self.model.parameters()).dtype).removeprefix("torch.")
         if dtype != "float32":  # float32 keys stay as they were before precision was recorded
             ident["dtype"] = dtype
@@ -225,6 +257,7 @@ class HFLLM(LLM):
         kwargs: dict[str, Any] = {
             "max_new_tokens": params.max_new_tokens,
             "pad_token_id": tok.pad_token_id,
+            "eos_token_id": sorted(self.eos_ids),
             "num_return_sequences": params.n,
         }
         if params.greedy:
