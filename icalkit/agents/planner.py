@@ -185,8 +185,8 @@ class Planner:
         self.api = api_documentation()
         self._rates: dict[str, float] | None = None
         self._mentions: Any = None
-        # ``copy`` mode: the re-plan prompt the last episode ended without asking, when its last copy
-        # failed with an error and no model re-plan was left (the ``deployed_copies`` fine-tuning pairs)
+        # ``copy`` mode: the prompt the last episode ended without asking, when its copies were spent on an
+        # error (or ended without one, with review_done) and no model re-plan was left (``deployed_copies`` pairs)
         self.unasked_replan: list[dict] | None = None
 
     # ---------------------------------------------------------------- retrieval

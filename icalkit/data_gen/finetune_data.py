@@ -16,9 +16,9 @@ program grounded in the task's prompt, run with the deployed planner's executor 
 exactly the first attempt of retrieve, run, revise (``planner.copy_first``) — so its revision
 pairs are the re-plans that deployment asks for (another room's objects, full receptacles).
 The ``deployed_copies`` kind runs the whole deployed copy agent (``data.planner`` in ``copy`` mode:
-its choice, re-grounding and ``copy_fallback`` copies); when its last copy fails with an error, the
-pair's prompt is the re-plan prompt that agent would send next — what ``planner.model_replans``
-asks the model, from one function (:class:`~icalkit.agents.planner.Planner`).
+its choice, re-grounding and ``copy_fallback`` copies); when its last copy fails with an error (or,
+with ``review_done``, ends without one), the pair's prompt is the one that agent would send its model
+next — what ``planner.model_replans`` asks, from one function (:class:`~icalkit.agents.planner.Planner`).
 
 With ``planner.reground`` a ``reground`` pair teaches the step before that copy: its prompt is the
 deployed ``planner_reground`` prompt and its completion the replacements that turn the example's

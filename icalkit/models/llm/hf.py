@@ -26,7 +26,6 @@ from icalkit.models.llm.base import (
 )
 from icalkit.models.llm.cache import files_stamp, weights_stamp
 
-
 _MARK = "ICALKIT_TURN_MARK"
 
 
