@@ -419,9 +419,11 @@ def phase_copies(args: argparse.Namespace) -> dict:
     seen = method_figures(args.eval_dirs, trained, "valid_seen")
     return {args.key: {"tool": "icalkit eval (valid_unseen; valid_seen where the runs hold it)", "eval_dirs": args.eval_dirs,
                        "methods": method_figures(args.eval_dirs, trained), **({"valid_seen": seen} if seen else {}),
-                       **({"finetunes": {d: {k: s.get(k) for k in TRAIN_KEYS} for d, s in summaries.items()}}
+                       **({"finetunes": {d: {k: s.get(k) for k in (*TRAIN_KEYS, "method", "device_name", "peak_gpu_gb")
+                                             if k in s} for d, s in summaries.items()}}
                           if summaries else {}),
-                       **({"memories": {m: memory_build(m) for m in args.memory_runs}} if args.memory_runs else {})}}
+                       **({"memories": {m: memory_build(m) for m in args.memory_runs}} if args.memory_runs else {}),
+                       **({"note": args.note} if args.note else {})}}
 
 
 def phase_demo(args: argparse.Namespace) -> dict:
@@ -481,7 +483,7 @@ def main() -> None:
                         "many steps (its own schedule), e.g. as many as fit in the exact run's wall time")
     parser.add_argument("--key", default="copy_memories", help="copies: the results file's key to write")
     parser.add_argument("--demo-dir", default="runs/demo")
-    parser.add_argument("--note", default="", help="gpu: what the run left out (recorded as given)")
+    parser.add_argument("--note", default="", help="gpu, copies: what the runs' own records leave out (recorded as given)")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
     phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "copies": phase_copies,
