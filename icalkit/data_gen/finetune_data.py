@@ -15,10 +15,8 @@ The ``retrieved_copy`` kind injects nothing: the mistaken program is the top ret
 program grounded in the task's prompt, run with the deployed planner's executor settings —
 exactly the first attempt of retrieve, run, revise (``planner.copy_first``) — so its revision
 pairs are the re-plans that deployment asks for (another room's objects, full receptacles).
-The ``deployed_copies`` kind runs the whole deployed copy agent (``data.planner`` in ``copy`` mode:
-its choice, re-grounding and ``copy_fallback`` copies); when its last copy fails with an error (or,
-with ``review_done``, ends without one), the pair's prompt is the one that agent would send its model
-next — what ``planner.model_replans`` asks, from one function (:class:`~icalkit.agents.planner.Planner`).
+``deployed_copies`` runs the whole deployed copy agent (``data.planner``, ``copy`` mode); where it would
+ask its model (``planner.model_replans``), that prompt (``Planner.unasked_replan``) is the pair's.
 
 With ``planner.reground`` a ``reground`` pair teaches the step before that copy: its prompt is the
 deployed ``planner_reground`` prompt and its completion the replacements that turn the example's
