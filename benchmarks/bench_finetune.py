@@ -419,8 +419,9 @@ def phase_copies(args: argparse.Namespace) -> dict:
     seen = method_figures(args.eval_dirs, trained, "valid_seen")
     return {args.key: {"tool": "icalkit eval (valid_unseen; valid_seen where the runs hold it)", "eval_dirs": args.eval_dirs,
                        "methods": method_figures(args.eval_dirs, trained), **({"valid_seen": seen} if seen else {}),
-                       **({"finetunes": {d: {k: s.get(k) for k in (*TRAIN_KEYS, "method", "device_name", "peak_gpu_gb")
-                                             if k in s} for d, s in summaries.items()}}
+                       **({"finetunes": {d: {**{k: s.get(k) for k in TRAIN_KEYS},
+                                             **{k: s[k] for k in ("method", "device_name", "peak_gpu_gb") if k in s}}
+                                         for d, s in summaries.items()}}
                           if summaries else {}),
                        **({"memories": {m: memory_build(m) for m in args.memory_runs}} if args.memory_runs else {}),
                        **({"note": args.note} if args.note else {})}}

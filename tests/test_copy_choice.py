@@ -249,6 +249,11 @@ def test_deployed_copies_pairs_hold_the_prompt_model_replans_sends(coffee_memory
     limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True))  # as the pairs replay (data.oracle_object_map)
     res = Planner(LLMSession(llm), mem, replace(copier, model_replans=1), limits).run_episode(task, env)
     assert llm.prompts == [rows[0]["prompt"]] and res.success and res.attempts == 3
+    reviewer = replace(copier, review_done=True, model_replans=1)  # the model's own program is never reviewed
+    env.reset(options={"task": task})
+    planner = Planner(LLMSession(ScriptedLLM([rows[0]["completion"]])), mem, reviewer, limits)
+    res = planner.run_episode(task, env)
+    assert res.success and REVIEW_TEXT not in res.errors and planner.unasked_replan is None
 
     good = ExampleMemory(tmp_path / "good.db", embedder)  # with review_done a copy that ends silently is reviewed
     good.add_many([Example(task_id=examples[0].task_id, task_type="Coffee", instruction="Make coffee",

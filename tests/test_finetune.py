@@ -357,19 +357,26 @@ def test_bad_datasets_and_configs_are_named(pairs, tiny_dir, tmp_path):
 
 
 def test_a_tokenizer_without_a_pad_token_trains_with_eos_as_padding(pairs, tiny_dir, tmp_path):
-    """SmolLM2's GGUF converted under older transformers has no pad token (seen on the GPU machine):
-    padded micro-batches then failed in the collator."""
+    """SmolLM2's GGUF converted under older transformers has no pad token and ``<|im_start|>`` as eos
+    (seen on the GPU machine): padded micro-batches then failed in the collator, and the model learned
+    to end its answers with ``<|im_start|>``. The saved model stops at the template's turn tokens."""
+    import json
     import shutil
 
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, GenerationConfig
 
     folder = Path(shutil.copytree(tiny_dir, tmp_path / "nopad"))
     tok = AutoTokenizer.from_pretrained(folder)
-    tok.pad_token = None
+    tok.pad_token, tok.eos_token = None, "<|im_start|>"
     tok.save_pretrained(folder)
+    gen = GenerationConfig.from_pretrained(folder)
+    gen.eos_token_id = tok.eos_token_id
+    gen.save_pretrained(folder)
     assert AutoTokenizer.from_pretrained(folder).pad_token_id is None
     summary = train(_train_cfg(folder, max_steps=2, micro_batch=4), pairs[0] / "dataset", tmp_path / "run")
     assert summary["finished"] and summary["global_step"] == 2
+    saved = json.loads((tmp_path / "run" / "model" / "generation_config.json").read_text())["eos_token_id"]
+    assert tok.convert_tokens_to_ids("<|im_end|>") in saved
 
 
 def test_pairs_only_builds_the_dataset_and_trains_nothing(tmp_path):

@@ -185,8 +185,8 @@ class Planner:
         self.api = api_documentation()
         self._rates: dict[str, float] | None = None
         self._mentions: Any = None
-        # ``copy`` mode: the prompt the last episode ended without asking, when its copies were spent on an
-        # error (or ended without one, with review_done) and no model re-plan was left (``deployed_copies`` pairs)
+        # ``copy`` mode: the prompt the last episode ended without asking because no model re-plan was left
+        # (after an error, or a copy's silent end with review_done); the ``deployed_copies`` pairs' prompts
         self.unasked_replan: list[dict] | None = None
 
     # ---------------------------------------------------------------- retrieval
@@ -371,8 +371,8 @@ class Planner:
                 programs.append(program)
                 trace = executor.run(program, task, mode=mode)
                 error = action_feedback(trace)
-                review = (error is None and self.cfg.review_done and not reviewed  # copy mode: one of model_replans
-                          and (self.cfg.mode == "copy" or attempt < self.cfg.max_replans))
+                review = (error is None and self.cfg.review_done and not reviewed  # copy mode: a copy's, one of model_replans
+                          and (not revisions if self.cfg.mode == "copy" else attempt < self.cfg.max_replans))
                 if trace.success and not review:  # a review is asked whether or not the task is done
                     break
                 if error is None and not trace.success and self.cfg.oracle_goal_feedback:

@@ -376,8 +376,8 @@ class PairBuilder:
         if prompt is None:
             out.drop(f"revision_{COPIES}_{'succeeds' if result.success else 'no_feedback'}")
             return None
-        review = result.errors[-1] == REVIEW_TEXT  # planner.review_done: the copies ended without an error
-        row = {"kind": "review" if review else "revision", "mistake": COPIES,
+        review = REVIEW_TEXT in prompt[-1]["content"]  # planner.review_done: the copies ended without an error
+        row = {"kind": "review" if review else "revision", "mistake": COPIES, "retrieved": result.retrieved,
                "mistaken_program": result.programs[-1] if result.programs else "", "prompt": prompt}
         if result.success:  # (a review) nothing is left to do
             return {**row, "completion": completion_text(DONE_PROGRAM)}

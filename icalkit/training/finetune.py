@@ -359,8 +359,14 @@ def save_trained(trainer: Any, tokenizer: Any, cfg: TrainConfig, out_dir: Path) 
     trainer.save_model(str(target))
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(str(target))  # tokenizer + chat template travel with the weights
-        if cfg.method == "full":
-            trainer.model.generation_config.save_pretrained(str(target))
+        if cfg.method == "full":  # generation stops where training ended answers, whatever eos the conversion set
+            from icalkit.models.llm.hf import turn_tokens
+
+            gen = trainer.model.generation_config
+            eos = gen.eos_token_id if isinstance(gen.eos_token_id, list) else [gen.eos_token_id]
+            turns = [tokenizer.convert_tokens_to_ids(t) for t in turn_tokens(tokenizer) if t]
+            gen.eos_token_id = sorted({*eos, *turns} - {None})
+            gen.save_pretrained(str(target))
     return target
 
 

@@ -37,17 +37,20 @@ def turn_tokens(tokenizer: Any) -> tuple[str | None, str | None]:
     transformers version that converted the GGUF (one converted SmolLM2's with ``<|im_start|>``)."""
     if not getattr(tokenizer, "chat_template", None):
         return None, None
-    special = sorted({*tokenizer.all_special_tokens, *(t.content for t in tokenizer.added_tokens_decoder.values())},
-                     key=len, reverse=True)
+    added = (t.content for t in tokenizer.added_tokens_decoder.values() if t.special)
+    special = sorted({*tokenizer.all_special_tokens, *added}, key=len, reverse=True)
 
     def leading(text: str) -> str | None:
         text = text.lstrip()
         return next((t for t in special if t and text.startswith(t)), None)
 
     user = [{"role": "user", "content": _MARK}]
-    closed = tokenizer.apply_chat_template([*user, {"role": "assistant", "content": _MARK}], tokenize=False)
-    asked = tokenizer.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
-    plain = tokenizer.apply_chat_template(user, tokenize=False)
+    try:
+        closed = tokenizer.apply_chat_template([*user, {"role": "assistant", "content": _MARK}], tokenize=False)
+        asked = tokenizer.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
+        plain = tokenizer.apply_chat_template(user, tokenize=False)
+    except Exception:  # noqa: BLE001 - a template that refuses these turns names no turn tokens
+        return None, None
     return leading(asked[len(plain):]), leading(closed.rsplit(_MARK, 1)[-1])
 
 
@@ -210,8 +213,9 @@ class HFLLM(LLM):
         self.eos_ids = eos_ids | set(self.turn_stops)
 
     def cache_identity(self) -> dict[str, Any]:
-        """Backend, model path, adapter, the stamp of the files the weights were loaded from and
-        their precision when it is not float32 (bf16 weights answer differently)."""
+        """Backend, model path, adapter, the stamp of the files the weights were loaded from,
+        their precision when it is not float32 (bf16 weights answer differently) and the turn
+        tokens that end an answer besides eos (``turn_stops``)."""
         ident = super().cache_identity()
         if self.adapter is not None:
             ident["adapter"] = str(self.adapter)
