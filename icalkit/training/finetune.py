@@ -172,24 +172,24 @@ def tokenize_pair(tokenizer: Any, prompt: list[dict] | str, completion: str, end
 
     The prompt is rendered as the backends do at inference (chat template with the generation
     prompt); the completion ends with ``end``, by default the chat template's end-of-turn token
-    (:func:`~icalkit.models.llm.hf.turn_tokens`; eos without one).
+    (:func:`~icalkit.models.llm.hf.end_of_turn`; eos without one).
     """
-    from icalkit.models.llm.hf import turn_tokens
+    from icalkit.models.llm.hf import end_of_turn
 
     if isinstance(prompt, str):
         prompt = [{"role": "user", "content": prompt}]
     text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
     p_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    end = end or turn_tokens(tokenizer)[1] or tokenizer.eos_token
+    end = end or end_of_turn(tokenizer)
     c_ids = tokenizer(completion + end, add_special_tokens=False)["input_ids"]
     return {"input_ids": p_ids + c_ids, "labels": [-100] * len(p_ids) + c_ids}
 
 
 def tokenize_split(ds: Any, tokenizer: Any, max_length: int) -> tuple[Any, int]:
     """Tokenized split (with a ``length`` column) and how many pairs exceeded ``max_length``."""
-    from icalkit.models.llm.hf import turn_tokens
+    from icalkit.models.llm.hf import end_of_turn
 
-    end = turn_tokens(tokenizer)[1] or tokenizer.eos_token
+    end = end_of_turn(tokenizer)
     tok = ds.map(lambda r: tokenize_pair(tokenizer, r["prompt"], r["completion"], end),
                  remove_columns=ds.column_names, desc="tokenize")
     tok = tok.map(lambda r: {"length": len(r["input_ids"])})
@@ -360,12 +360,10 @@ def save_trained(trainer: Any, tokenizer: Any, cfg: TrainConfig, out_dir: Path) 
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(str(target))  # tokenizer + chat template travel with the weights
         if cfg.method == "full":  # generation stops where training ended answers, whatever eos the conversion set
-            from icalkit.models.llm.hf import turn_tokens
+            from icalkit.models.llm.hf import stop_ids
 
             gen = trainer.model.generation_config
-            eos = gen.eos_token_id if isinstance(gen.eos_token_id, list) else [gen.eos_token_id]
-            turns = [tokenizer.convert_tokens_to_ids(t) for t in turn_tokens(tokenizer) if t]
-            gen.eos_token_id = sorted({*eos, *turns} - {None})
+            gen.eos_token_id = stop_ids(tokenizer, gen.eos_token_id)
             gen.save_pretrained(str(target))
     return target
 

@@ -54,6 +54,18 @@ def turn_tokens(tokenizer: Any) -> tuple[str | None, str | None]:
     return leading(asked[len(plain):]), leading(closed.rsplit(_MARK, 1)[-1])
 
 
+def end_of_turn(tokenizer: Any) -> str:
+    """The token a trained answer ends with: the template's end of turn (:func:`turn_tokens`), else eos."""
+    return turn_tokens(tokenizer)[1] or tokenizer.eos_token
+
+
+def stop_ids(tokenizer: Any, eos: int | list[int] | None) -> list[int]:
+    """Where an answer ends: the ``eos`` id(s) and the template's turn tokens (a chat model that
+    closes its turn or opens a new one has ended its answer)."""
+    turns = [tokenizer.convert_tokens_to_ids(t) for t in turn_tokens(tokenizer) if t]
+    return sorted({*(eos if isinstance(eos, list) else [eos]), *turns} - {None})
+
+
 def ensure_pad_token(tokenizer: Any) -> Any:
     """``tokenizer`` with a pad token: its end-of-sequence token where it has none (SmolLM2's GGUF
     converted under some transformers versions), for batched generation and padded training batches."""
@@ -205,12 +217,10 @@ class HFLLM(LLM):
         ensure_pad_token(tokenizer)
         gen_cfg = getattr(model, "generation_config", None)
         eos = getattr(gen_cfg, "eos_token_id", None) or tokenizer.eos_token_id
-        # a chat model's answer also ends where it closes its turn or opens a new one (whatever it writes after
-        # is not its answer), whichever token the conversion made eos
-        turns = [tokenizer.convert_tokens_to_ids(t) for t in turn_tokens(tokenizer) if t] if self.use_chat_template else []
-        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
-        self.turn_stops = sorted(set(turns) - eos_ids - {None})  # in the cache key: answers end earlier with them
-        self.eos_ids = eos_ids | set(self.turn_stops)
+        own = set(eos if isinstance(eos, list) else [eos]) - {None}
+        # with the chat template, also the turn tokens, whichever the conversion made eos (stop_ids)
+        self.eos_ids = set(stop_ids(tokenizer, eos)) if self.use_chat_template else own
+        self.turn_stops = sorted(self.eos_ids - own)  # in the cache key: answers end earlier with them
 
     def cache_identity(self) -> dict[str, Any]:
         """Backend, model path, adapter, the stamp of the files the weights were loaded from,
