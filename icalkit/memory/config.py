@@ -15,7 +15,7 @@ YAML example (a ``memory:`` section of a stage config)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from icalkit.memory.embed import Embedder, build_embedder
@@ -119,7 +119,7 @@ def build_image_embedder_from_config(cfg: ImageEmbedderConfig) -> Embedder | Non
 
 def build_memory(cfg: MemoryConfig, text_embedder: Embedder | None = None) -> ExampleMemory:
     """Open (or create) the example memory described by ``cfg``; reuse ``text_embedder`` if given."""
-    params = {k: v for k, v in vars(cfg.index_params).items() if v is not None}
+    params = {f.name: v for f in fields(cfg.index_params) if (v := getattr(cfg.index_params, f.name)) is not None}
     return ExampleMemory(
         cfg.path,
         text_embedder or build_text_embedder(cfg.text_embedder),
