@@ -143,6 +143,27 @@ def test_mention_reground_reads_the_task_parameters_from_the_dialogue(embedder):
     assert mention_replacements(unknown, asked, room, embedder) == {}
 
 
+def test_mention_reground_reads_compound_names_as_one_mention(embedder):
+    """"toilet paper rolls go on the counter" (a valid_unseen task's own dialogue) names the
+    ToiletPaper and the bathroom counter, not the Toilet: a word inside a stronger mention of another
+    class ("toilet paper") is no mention of a class whose name it is ("toilet"), and a class named on
+    its own in the same sentence still is."""
+    task = next(t for t in sample_tasks(["Put All X On Y"], 5, "valid_unseen", 0) if t.task_id.endswith("0-00003"))
+    room = {o.object_type for o in build_world(task).objects.values()}
+    assert {"Toilet", "ToiletPaper", "CounterTopBath"} <= room
+    demo = next(t for t in sample_tasks(["Put All X On Y"], 60, "train", 0) if t.params["#0"] == "Pen")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program=f'pen = InteractionObject("Pen")\ntable = InteractionObject("{demo.params["#2"]}")\n'
+                                      'pen.pickup_and_place(table)\n')
+    assert mention_replacements(example, task.dialogue, room, embedder) == {
+        "Pen": "ToiletPaper", demo.params["#2"]: "CounterTopBath"}
+    scores = mention_scores(embedder, ["put the toilet paper rolls on the toilet", "the coffee table"],
+                            ["Toilet", "ToiletPaper", "CoffeeMachine", "CoffeeTable"])
+    assert scores["Toilet"][1] == pytest.approx(1.0) and scores["ToiletPaper"][1] == pytest.approx(1.0)
+    assert scores["CoffeeMachine"][1] < 0.6 < scores["CoffeeTable"][1]
+    assert mention_scores(embedder, ["the toilet paper rolls"], ["Toilet", "ToiletPaper"])["Toilet"][1] < 0.6
+
+
 @pytest.mark.parametrize("candidate,slot,fits", [
     ("Apple", "Tomato", True), ("Knife", "Tomato", False), ("Bowl", "Plate", True), ("Apple", "Plate", False),
     ("Sofa", "CoffeeTable", True), ("Plate", "Shelf", True), ("Plate", "Pen", False), ("Cup", "Pot", True),

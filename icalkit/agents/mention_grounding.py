@@ -6,7 +6,9 @@ on the couch"). Each of the example's parameter classes its program uses is a sl
 class of the new room that could fill it (:func:`fits_slot`) is scored by how strongly the
 dialogue mentions it — the best cosine, under the memory's sentence embedder, between the class
 name in words ("key chain") and any 1–3-word span of an utterance, less ``decay`` per utterance
-so that the request outranks later hints ("there's a basketball on the desk") — and slots take
+so that the request outranks later hints ("there's a basketball on the desk"); a span inside a
+stronger mention of another class is that class's words ("toilet" in "toilet paper" is no mention of
+the Toilet, "coffee" in "coffee table" none of the CoffeeMachine) — and slots take
 candidates best score first, one class per slot. A slot keeps its own class unless a candidate
 outranks it whose best cosine (without the decay) is at least ``min_score``. The replacement then runs through
 :func:`~icalkit.agents.grounding.replace_classes`, as the model's re-grounding answer does.
@@ -29,16 +31,18 @@ def class_phrase(name: str) -> str:
     return " ".join(re.findall(r"[A-Z][a-z]*|[0-9]+", name)).lower() or name.lower()
 
 
-def spans(utterance: str, longest: int = 3) -> list[str]:
-    """The 1..``longest``-word spans of an utterance (lower case, letters only)."""
+def spans(utterance: str, longest: int = 3) -> list[tuple[int, int, str]]:
+    """The 1..``longest``-word spans of an utterance (lower case, letters only) as ``(start, end, text)``."""
     words = re.findall(r"[a-z]+", utterance.lower())
-    return sorted({" ".join(words[i:i + n]) for n in range(1, longest + 1) for i in range(len(words) - n + 1)})
+    return [(i, i + n, " ".join(words[i:i + n])) for n in range(1, longest + 1) for i in range(len(words) - n + 1)]
 
 
 def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str],
-                   decay: float = DECAY) -> dict[str, tuple[float, float]]:
+                   decay: float = DECAY, own: float = MIN_SCORE) -> dict[str, tuple[float, float]]:
     """How strongly ``dialogue`` (``(speaker, text)`` turns or plain strings) mentions each class:
-    ``(best similarity less decay per utterance, best similarity)``."""
+    ``(best similarity less decay per utterance, best similarity)``. Spans claim their words for their
+    best class, strongest first, where it scores at least ``own``: a span with a word another class
+    claimed does not count for a class."""
     if not classes:
         return {}
     names = embedder.embed_text([class_phrase(c) for c in classes])
@@ -46,9 +50,20 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
     raw = ranked.copy()
     for i, turn in enumerate(dialogue):
         parts = spans(turn if isinstance(turn, str) else str(turn[-1]))
-        if parts:
-            sims = (names @ embedder.embed_text(parts).T).max(axis=1)
-            ranked, raw = np.maximum(ranked, sims - decay * i), np.maximum(raw, sims)
+        if not parts:
+            continue
+        texts = list(dict.fromkeys(t for _, _, t in parts))
+        sims = (names @ embedder.embed_text(texts).T)[:, [texts.index(t) for _, _, t in parts]]  # class x span
+        claimed = np.full(max(b for _, b, _ in parts), -1)  # word -> the class whose mention it is
+        top, owner = sims.max(axis=0), sims.argmax(axis=0)
+        for j in sorted(range(len(parts)), key=lambda j: (-round(float(top[j]), 3), parts[j][0] - parts[j][1])):
+            a, b, _ = parts[j]  # strongest first; of equal mentions the longer: "toilet paper" before "toilet"
+            if top[j] >= own and np.isin(claimed[a:b], (-1, owner[j])).all():
+                claimed[a:b] = owner[j]
+        for j, (a, b, _) in enumerate(parts):
+            sims[[c for c in range(len(classes)) if np.isin(claimed[a:b], (-1, c), invert=True).any()], j] = -np.inf
+        best = sims.max(axis=1)
+        ranked, raw = np.maximum(ranked, best - decay * i), np.maximum(raw, best)
     return {c: (float(a), float(b)) for c, a, b in zip(classes, ranked, raw, strict=True)}
 
 
@@ -86,7 +101,7 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
                 and not (c in used and kind.pickupable))
 
     candidates = sorted(c for c in room if free(c))
-    score = mention_scores(embedder, dialogue, candidates + slots, decay)
+    score = mention_scores(embedder, dialogue, candidates + slots, decay, min_score)
     ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v] if c == v or fits_slot(c, v)),
                     key=lambda t: (-t[0], t[2], t[3]))
     out: dict[str, str] = {}
