@@ -61,7 +61,12 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
             if top[j] >= own and np.isin(claimed[a:b], (-1, owner[j])).all():
                 claimed[a:b] = owner[j]
         for j, (a, b, _) in enumerate(parts):
-            sims[[c for c in range(len(classes)) if np.isin(claimed[a:b], (-1, c), invert=True).any()], j] = -np.inf
+            owners = set(claimed[a:b].tolist()) - {-1}
+            if owners:  # a span with claimed words counts for their one claimant only
+                others = np.ones(len(classes), dtype=bool)
+                if len(owners) == 1:
+                    others[owners.pop()] = False
+                sims[others, j] = -np.inf
         best = sims.max(axis=1)
         ranked, raw = np.maximum(ranked, best - decay * i), np.maximum(raw, best)
     return {c: (float(a), float(b)) for c, a, b in zip(classes, ranked, raw, strict=True)}
