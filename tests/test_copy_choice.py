@@ -162,6 +162,8 @@ def test_mention_reground_reads_compound_names_as_one_mention(embedder):
     assert scores["Toilet"][1] == pytest.approx(1.0) and scores["ToiletPaper"][1] == pytest.approx(1.0)
     assert scores["CoffeeMachine"][1] < 0.6 < scores["CoffeeTable"][1]
     assert mention_scores(embedder, ["the toilet paper rolls"], ["Toilet", "ToiletPaper"])["Toilet"][1] < 0.6
+    twice = mention_scores(embedder, ["on the toilet"], ["Toilet", "Toilet", "ToiletPaper"])
+    assert list(twice) == ["Toilet", "ToiletPaper"] and twice["Toilet"][1] == pytest.approx(1.0)  # a class named twice
 
 
 @pytest.mark.parametrize("candidate,slot,fits", [

@@ -430,7 +430,7 @@ def test_memory_config_overrides_and_builder(tmp_path, text_embedder):
         [f"bulk {i}"])[0])}) for i in range(3)])
     assert ids == [1, 2, 3] and len(mem) == 3
     written = load_config(MemoryConfig, overrides=[f"path={tmp_path / 'w.db'}", "index=hnsw", "index_params.hnsw_m=8"])
-    assert build_memory(written, text_embedder=text_embedder).index.hnsw_m == 8  # a section the file names
+    assert build_memory(written, text_embedder=text_embedder).index.hnsw_m == 8  # a section an override or a saved config.yaml names
     with pytest.raises(ConfigError, match="memory.index|not one of"):
         load_config(MemoryConfig, overrides=["index=annoy"])
     with pytest.raises(ConfigError, match="clip_path"):

@@ -6,9 +6,10 @@ on the couch"). Each of the example's parameter classes its program uses is a sl
 class of the new room that could fill it (:func:`fits_slot`) is scored by how strongly the
 dialogue mentions it — the best cosine, under the memory's sentence embedder, between the class
 name in words ("key chain") and any 1–3-word span of an utterance, less ``decay`` per utterance
-so that the request outranks later hints ("there's a basketball on the desk"); a span inside a
-stronger mention of another class is that class's words ("toilet" in "toilet paper" is no mention of
-the Toilet, "coffee" in "coffee table" none of the CoffeeMachine) — and slots take
+so that the request outranks later hints ("there's a basketball on the desk"); a span that
+shares a word with a stronger (at equal strength, longer) mention of another class does not count
+("toilet" in "toilet paper" is no mention of the Toilet, "coffee" in "coffee table" none of the
+CoffeeMachine, "the table" only of the table class it names best) — and slots take
 candidates best score first, one class per slot. A slot keeps its own class unless a candidate
 outranks it whose best cosine (without the decay) is at least ``min_score``. The replacement then runs through
 :func:`~icalkit.agents.grounding.replace_classes`, as the model's re-grounding answer does.
@@ -40,9 +41,11 @@ def spans(utterance: str, longest: int = 3) -> list[tuple[int, int, str]]:
 def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str],
                    decay: float = DECAY, own: float = MIN_SCORE) -> dict[str, tuple[float, float]]:
     """How strongly ``dialogue`` (``(speaker, text)`` turns or plain strings) mentions each class:
-    ``(best similarity less decay per utterance, best similarity)``. Spans claim their words for their
-    best class, strongest first, where it scores at least ``own``: a span with a word another class
-    claimed does not count for a class."""
+    ``(best similarity less decay per utterance, best similarity)``, ``-inf`` for none. In each
+    utterance the spans claim their words for their best class where it scores at least ``own``,
+    strongest first (similarities rounded to 3 decimals; of equal ones the longer span first) and
+    never a word another class claimed; a span with a claimed word counts for that word's class only."""
+    classes = list(dict.fromkeys(classes))
     if not classes:
         return {}
     names = embedder.embed_text([class_phrase(c) for c in classes])
@@ -52,8 +55,8 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
         parts = spans(turn if isinstance(turn, str) else str(turn[-1]))
         if not parts:
             continue
-        texts = list(dict.fromkeys(t for _, _, t in parts))
-        sims = (names @ embedder.embed_text(texts).T)[:, [texts.index(t) for _, _, t in parts]]  # class x span
+        texts = {t: n for n, t in enumerate(dict.fromkeys(t for _, _, t in parts))}
+        sims = (names @ embedder.embed_text(list(texts)).T)[:, [texts[t] for _, _, t in parts]]  # class x span
         claimed = np.full(max(b for _, b, _ in parts), -1)  # word -> the class whose mention it is
         top, owner = sims.max(axis=0), sims.argmax(axis=0)
         for j in sorted(range(len(parts)), key=lambda j: (-round(float(top[j]), 3), parts[j][0] - parts[j][1])):
