@@ -84,6 +84,7 @@ def test_every_shipped_config_is_valid(command: str) -> None:
 VARIANTS = {"eval_alfworld": "eval", "finetune_alfworld": "finetune", "finetune_gpu": "finetune",
             "finetune_rag": "finetune", "finetune_rag_review": "finetune", "finetune_reground": "finetune",
             "finetune_copies": "finetune", "finetune_copies_gpu": "finetune", "finetune_copies_100": "finetune",
+            "finetune_reviews_gpu": "finetune",
             "finetune_reground_review": "finetune", "finetune_ical": "finetune",
             "finetune_zero_shot": "finetune", "finetune_zero_shot_plans": "finetune",
             "prag_alfworld": "prag", "idm": "train_idm", "idm_gpu": "train_idm",

@@ -291,3 +291,31 @@ def test_deployed_copies_pairs_hold_the_prompt_model_replans_sends(coffee_memory
     assert llm.prompts == [rows[0]["prompt"]] and res.success and res.errors == [REVIEW_TEXT]
     with pytest.raises(ValueError, match="set data.planner.mode=copy"):
         replace(cfg, planner=PlannerConfig(k=1)).validate()
+
+
+def test_review_mistakes_turn_a_silent_partial_program_into_a_review_pair(coffee_memory):
+    """data.review_mistakes: an injected mistake that ends without an error, the task unfinished (here a
+    program stopped after part of the task), gets the deployed review prompt and the rest of the solution;
+    without it such a mistake gives no feedback and is dropped."""
+    from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT
+    from icalkit.data_gen.finetune_data import PairBuilder, PairConfig
+    from icalkit.envs.household.tasks.sampler import task_from_id
+
+    _, examples, _ = coffee_memory
+    reviewer = PlannerConfig(mode="copy", k=1, ground_ids=True, review_done=True)
+    cfg = PairConfig(task_types=["Coffee"], mistakes=["stop_early"], plan_pairs=False, planner=reviewer,
+                     review_mistakes=True)
+    cfg.validate()
+    builder = PairBuilder(cfg)
+    built = [builder.build(task_from_id(ex.task_id)) for ex in examples]
+    rows = [r for b in built for r in b.rows]
+    assert rows and {(r["kind"], r["mistake"]) for r in rows} == {("review", "stop_early")}
+    for row in rows:
+        assert REVIEW_TEXT in row["prompt"][-1]["content"] and DONE_PROGRAM not in row["completion"]
+        assert row["mistaken_program"].strip() in row["prompt"][-1]["content"]
+    quiet = PairBuilder(replace(cfg, review_mistakes=False))
+    dropped = [quiet.build(task_from_id(ex.task_id)) for ex in examples]
+    assert not [r for b in dropped for r in b.rows]
+    assert sum(b.dropped.get("revision_stop_early_no_feedback", 0) for b in dropped) == len(rows)
+    with pytest.raises(ValueError, match="review_done"):
+        replace(cfg, planner=replace(reviewer, review_done=False)).validate()

@@ -14,7 +14,8 @@ from planner_doubles import one_torch_thread
 
 from icalkit.agents.executor import Executor
 from icalkit.agents.grounding import ground_program, shown_ids, ungrounded_ids
-from icalkit.data_gen.finetune_data import DatasetError, PairConfig, build_pairs, inject_mistake
+from icalkit.data_gen.finetune_data import DatasetError, PairConfig, build_pairs
+from icalkit.data_gen.mistakes import inject_mistake
 from icalkit.training.finetune import TrainConfig, load_pairs, make_collator, tokenize_pair, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +119,8 @@ def test_grounding_and_mistakes():
     wrong = inject_mistake(grounded, "wrong_object", rng, ["Mug", "Cup"])
     assert wrong != grounded and wrong.count("\n") == grounded.count("\n")
     assert len(inject_mistake(grounded, "missing_step", rng, []).splitlines()) == len(grounded.splitlines()) - 1
+    early = inject_mistake(grounded, "stop_early", rng, [])  # cut after an action line that is not the last
+    assert grounded.startswith(early) and early.endswith("cabinet.open()\n")
     # an object the room lacks, of the same TEACh kind (an example's Cup where the room has a Mug)
     absent = inject_mistake(grounded, "absent_object", rng, ["Mug"], absent=["Cup", "Toaster", "Drawer"])
     assert absent == grounded.replace('InteractionObject("Mug", object_instance="Mug_2")', 'InteractionObject("Cup")')

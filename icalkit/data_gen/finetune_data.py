@@ -8,9 +8,11 @@ shows is dropped (the class is resolved at run time). A pair is kept only if its
 the sandboxed executor on a fresh copy of the task, succeeds; every drop is counted by reason.
 
 Revision pairs teach the re-planning step: a realistic mistake is injected into the correct
-program (a container never opened, the wrong object, a missing step), the executor's feedback
-on the mistaken run goes into the planner's re-plan prompt, and the completion is the correct
-program — kept only if it then finishes the task from that state, as it would at deployment.
+program (a container never opened, the wrong object, a missing step, a stop after part of the
+task; :mod:`icalkit.data_gen.mistakes`), the executor's feedback on the mistaken run goes into the
+planner's re-plan prompt, and the completion is the correct program — kept only if it then finishes
+the task from that state, as it would at deployment. A mistake that ends without an error gets no
+feedback; with ``data.review_mistakes`` it gets the deployed review prompt instead (``planner.review_done``).
 The ``retrieved_copy`` kind injects nothing: the mistaken program is the top retrieved example's
 program grounded in the task's prompt, run with the deployed planner's executor settings —
 exactly the first attempt of retrieve, run, revise (``planner.copy_first``) — so its revision
@@ -27,7 +29,6 @@ task parameters into this task's (:func:`~icalkit.agents.grounding.reground_targ
 from __future__ import annotations
 
 import random
-import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -54,14 +55,10 @@ from icalkit.agents.plan_prompts import (
 )
 from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
 from icalkit.data_gen.ical_settings import ICALSettings
+from icalkit.data_gen.mistakes import COPIES, COPY, DEFAULT_MISTAKES, MISTAKES, absent_classes, inject_mistake
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
-MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object", "retrieved_copy", "deployed_copies")
-DEFAULT_MISTAKES = MISTAKES[:3]
-COPY = "retrieved_copy"  # not injected: the top retrieved example's program, grounded as deployed
-COPIES = "deployed_copies"  # not injected: the deployed copy agent's whole episode (planner.model_replans' prompt)
-_DEF = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
 
 
 class DatasetError(ValueError):
@@ -86,6 +83,10 @@ class PairConfig:
         mistakes: kinds of mistakes, from ``MISTAKES``; tried in a random order per task, except
             ``retrieved_copy`` and ``deployed_copies`` (need ``k > 0``; the latter also
             ``planner.mode=copy``), which are tried first when listed.
+        review_mistakes: an injected mistake whose program ends without an error and leaves the task
+            unfinished gets the deployed review prompt (``planner.review_done``) and the rest of the
+            solution, as a copy that did part of the task does at deployment; otherwise it is dropped
+            (``no_feedback``). Needs ``planner.review_done``.
         valid_fraction: share of tasks (whole tasks) in the validation split.
         plan_pairs: whether to write each task's plan pair (prompt -> whole program); false for a
             model deployed with ``planner.copy_first``, which never writes the first program.
@@ -111,6 +112,7 @@ class PairConfig:
     retriever: str = ""
     revisions_per_task: int = 1
     mistakes: list[str] = field(default_factory=lambda: list(DEFAULT_MISTAKES))
+    review_mistakes: bool = False
     valid_fraction: float = 0.1
     plan_pairs: bool = True
     ical_pairs: bool = False
@@ -147,6 +149,9 @@ class PairConfig:
         if COPIES in self.mistakes and self.planner.mode != "copy":
             raise ValueError(f"data.mistakes {COPIES!r} runs the deployed copy agent: set data.planner.mode=copy "
                              f"(and its settings as the method deploys them), got {self.planner.mode!r}")
+        if self.review_mistakes and not self.planner.review_done:
+            raise ValueError("data.review_mistakes asks for the deployed review of a silent finish: "
+                             "set data.planner.review_done=true (as the method deploys it)")
         if not 0 <= self.valid_fraction < 1:
             raise ValueError(f"data.valid_fraction must be in [0, 1), got {self.valid_fraction}")
         if self.planner.reground and COPY not in self.mistakes:
@@ -169,56 +174,6 @@ class PairConfig:
 def completion_text(program: str) -> str:
     """The assistant answer for a program (the Program section the planner parses)."""
     return f"Program:\n```python\n{program.strip()}\n```"
-
-
-def inject_mistake(program: str, kind: str, rng: random.Random, classes: list[str],
-                   absent: Iterable[str] = ()) -> str | None:
-    """``program`` with one realistic mistake, or None when the kind does not apply.
-
-    Args:
-        kind: ``skip_open`` (drop an ``.open()``), ``wrong_object`` (another class shown in the
-            prompt for one object), ``missing_step`` (drop one action line), ``absent_object`` (a
-            class of the same TEACh kind that the room lacks for one object, as a program copied
-            from an example of another room names: ``Cup`` where the room has a ``Mug``).
-        classes: object classes the prompt shows (candidates for ``wrong_object``).
-        absent: object classes the room lacks (candidates for ``absent_object``).
-    """
-    from icalkit.envs.household.catalog import OBJECT_TYPES
-
-    def options(cls: str) -> list[str]:
-        if kind == "wrong_object":
-            return [c for c in classes if c != cls]
-        kin = OBJECT_TYPES[cls].classes[:1] if cls in OBJECT_TYPES else ()
-        return [c for c in absent if c != cls and OBJECT_TYPES[c].classes[:1] == kin and kin]
-
-    lines = program.strip().splitlines()
-    actions = [i for i, ln in enumerate(lines) if not _DEF.match(ln) and not ln.endswith(".go_to()")]
-    if kind == "skip_open":
-        cands = [i for i in actions if lines[i].endswith(".open()")]
-    elif kind == "missing_step":
-        cands = actions
-    elif kind in ("wrong_object", "absent_object"):
-        cands = [i for i, ln in enumerate(lines) if (m := _DEF.match(ln)) and "parent_object" not in ln
-                 and options(m.group(2))]
-    else:
-        raise ValueError(f"unknown mistake {kind!r}; available: {MISTAKES}")
-    if not cands:
-        return None
-    i = rng.choice(cands)
-    if kind in ("wrong_object", "absent_object"):
-        var, cls, _ = _DEF.match(lines[i]).groups()
-        lines[i] = f'{var} = InteractionObject("{rng.choice(options(cls))}")'
-    else:
-        del lines[i]
-    return "\n".join(lines) + "\n"
-
-
-def absent_classes(world: Any) -> list[str]:
-    """The object classes ``world`` lacks (sliced ones aside): what an ``absent_object`` mistake names."""
-    from icalkit.envs.household.catalog import OBJECT_TYPES
-
-    present = {o.object_type for o in world.objects.values()}
-    return sorted(t for t, ot in OBJECT_TYPES.items() if t not in present and ot.kind != "sliced")
 
 
 @dataclass
@@ -352,7 +307,8 @@ class PairBuilder:
         executor = self._fresh(task, self.deployed if kind == COPY else None)
         trace = executor.run(wrong, task)
         error = action_feedback(trace)
-        review = error is None and kind == COPY and p.review_done  # the deployed review of a silent finish
+        # the deployed review of a silent finish: the copy's, and with review_mistakes an unfinished injected one's
+        review = error is None and p.review_done and (kind == COPY or (self.cfg.review_mistakes and not trace.success))
         if error is None and not trace.success and p.oracle_goal_feedback:
             error = goal_feedback(trace)
         if (trace.success or error is None) and not review:  # nothing to revise, or no feedback to revise from

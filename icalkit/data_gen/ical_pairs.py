@@ -14,7 +14,7 @@ bare ``Program`` section, which ICAL's parser refuses. For each training task:
   from a reset. The program comes first: SmolLM2-135M tuned to write the plan first looped in it
   and never reached the program.
 - **update pair**: the ``ical_update`` prompt after a mistake injected into that program
-  (:func:`~icalkit.data_gen.finetune_data.inject_mistake`) and the executor's feedback on it, as
+  (:func:`~icalkit.data_gen.mistakes.inject_mistake`) and the executor's feedback on it, as
   ICAL's simulated feedback gives it -> Explanation (the error and the change that fixes it) and
   the whole corrected program (ICAL runs an update from a reset).
 
@@ -121,7 +121,7 @@ def ical_rows(builder: PairBuilder, task: Task, expert: str, out: Any) -> list[d
     from the expert's (ungrounded) program, with a :class:`~icalkit.data_gen.finetune_data.PairBuilder`'s
     env, memory, limits and settings."""
     from icalkit.agents.context import filtered_state
-    from icalkit.data_gen.finetune_data import COPY, absent_classes, inject_mistake
+    from icalkit.data_gen.mistakes import INJECTED, absent_classes, inject_mistake
     from icalkit.data_gen.programs import trajectory_to_program
     from icalkit.envs.household.scene import build_world
 
@@ -147,7 +147,7 @@ def ical_rows(builder: PairBuilder, task: Task, expert: str, out: Any) -> list[d
     rows = [{**meta, "kind": "ical_abstraction", "mistake": "", "mistaken_program": demo, "prompt": prompt,
              "completion": sections_text({"Program": program, "Summary": notes.summary, "Plan": notes.plan})}]
     classes = sorted({i.rsplit("_", 1)[0] for i in ids})
-    injected = [m for m in builder.cfg.mistakes if m != COPY]
+    injected = [m for m in builder.cfg.mistakes if m in INJECTED]
     for kind in rng.sample(injected, len(injected)):
         wrong = inject_mistake(program, kind, rng, classes, absent_classes(world))
         if wrong is None:
