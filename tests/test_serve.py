@@ -81,3 +81,47 @@ def test_serve_command_reports_bad_input(tmp_path, base, capsys):
     assert main(["serve", f"model={base}", f"adapters={{t: {tmp_path / 'none'}}}"]) == 1
     assert "no adapter_config.json" in capsys.readouterr().out
     assert main(["serve", "port=0"]) == 2  # config error
+
+
+def test_an_adapter_is_served_merged_into_its_base_and_merged_again_when_retrained(tmp_path):
+    """model=<adapter folder>: the merge (a full model folder beside the adapter) computes what peft computes,
+    is reused while adapter and base are unchanged, written again when the adapter is, and a missing base
+    is named."""
+    import torch
+    from peft import LoraConfig, PeftModel, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from icalkit.models.llm.convert import default_model_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(default_model_dir())
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, eos_token_id=tokenizer.eos_token_id)
+    base = tmp_path / "base"
+    LlamaForCausalLM(cfg).save_pretrained(base)
+    tokenizer.save_pretrained(base)
+    peft = get_peft_model(AutoModelForCausalLM.from_pretrained(base), LoraConfig(r=4, target_modules=["q_proj", "v_proj"]))
+    for name, param in peft.named_parameters():
+        if "lora_B" in name:
+            torch.nn.init.normal_(param, std=0.5)  # B = 0 would leave the outputs unchanged
+    adapter = tmp_path / "run" / "adapter"
+    peft.save_pretrained(adapter)
+
+    merged = ServeConfig(model=str(adapter)).model_dir()
+    assert merged == adapter.parent / "adapter_merged" and (merged / "config.json").is_file()
+    ids = torch.tensor([tokenizer.encode("Make coffee, please.")])
+    with torch.no_grad():
+        want = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), adapter)(ids).logits
+        plain = AutoModelForCausalLM.from_pretrained(base)(ids).logits
+        got = AutoModelForCausalLM.from_pretrained(merged)(ids).logits
+    assert torch.allclose(got, want, atol=1e-4) and not torch.allclose(got, plain, atol=1e-3)
+    written = (merged / "model.safetensors").stat().st_mtime_ns
+    assert ServeConfig(model=str(adapter)).model_dir() == merged
+    assert (merged / "model.safetensors").stat().st_mtime_ns == written  # unchanged: not merged again
+    os.utime(adapter / "adapter_model.safetensors", ns=(1, 1))  # the adapter rewritten (retrained)
+    ServeConfig(model=str(adapter)).model_dir()
+    assert (merged / "model.safetensors").stat().st_mtime_ns != written
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": str(tmp_path / "gone")}))
+    with pytest.raises(AdapterError, match="names its base .*gone, which is not a model folder here"):
+        ServeConfig(model=str(adapter)).model_dir()

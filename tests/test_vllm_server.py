@@ -89,6 +89,21 @@ def test_served_adapter_is_the_trained_one_and_the_server_stops(trained, tmp_pat
     assert _served(url) is None  # the server is gone
 
 
+@pytest.mark.timeout(1800)
+def test_an_adapter_served_merged_answers_as_peft_does(trained, tmp_path):
+    """model=<adapter folder>: vLLM serves the adapter merged into its base (no LoRA path), and its greedy
+    answer equals peft + transformers' on the same prompt."""
+    from icalkit.inference.serve import ServeConfig, serving
+
+    adapter, prompt = trained
+    cfg = ServeConfig(model=str(adapter), served_name="merged", port=free_port(), max_model_len=4096,
+                      python=str(VLLM_PYTHON), log_path=str(tmp_path / "vllm.log"))
+    with serving(cfg) as url:
+        served = OpenAILLM("merged", base_url=url).generate([prompt], max_new_tokens=24)[0].text
+    assert served == HFLLM(device="cpu", adapter=adapter).generate([prompt], max_new_tokens=24)[0].text
+    assert _served(url) is None
+
+
 IN_PROCESS = """
 import json, sys
 from icalkit.models.llm.vllm_backend import VLLMLLM

@@ -18,6 +18,7 @@ server process group. Checked first: model and adapter folders, each adapter's b
 Examples:
   icalkit serve adapters='{tuned: runs/finetune/adapter}' port=8000
   icalkit serve model=runs/finetune/model served_name=planner
+  icalkit serve model=runs/finetune/adapter served_name=planner    # an adapter, served merged into its base
   icalkit eval ... llm.backend=openai llm.base_url=http://127.0.0.1:8000/v1 llm.model=tuned
 """
 
