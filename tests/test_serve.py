@@ -125,3 +125,22 @@ def test_an_adapter_is_served_merged_into_its_base_and_merged_again_when_retrain
     (adapter / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": str(tmp_path / "gone")}))
     with pytest.raises(AdapterError, match="names its base .*gone, which is not a model folder here"):
         ServeConfig(model=str(adapter)).model_dir()
+
+
+def test_a_port_whose_server_just_stopped_is_free():
+    """Connections of a server that just stopped (TIME_WAIT) do not keep its port from the next server
+    (bench_finetune.py serve starts a second server on the port of the first), a listening socket does."""
+    from icalkit.models.llm.vllm_server import port_free
+
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as vLLM's server (uvicorn) binds
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    conn, _ = server.accept()
+    conn.close()  # the server side closes first: its end of the connection waits in TIME_WAIT
+    client.close()
+    assert not port_free("127.0.0.1", port)
+    server.close()
+    assert port_free("127.0.0.1", port)

@@ -66,8 +66,10 @@ def _served(base_url: str, api_key: str | None = None) -> list[str] | None:
 
 
 def port_free(host: str, port: int) -> bool:
-    """Whether a TCP server could bind ``host:port`` now."""
+    """Whether a TCP server could bind ``host:port`` now. With ``SO_REUSEADDR``, as vLLM's server binds:
+    connections of a server that just stopped (TIME_WAIT) do not block it, a listening socket does."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
