@@ -319,3 +319,39 @@ def test_review_mistakes_turn_a_silent_partial_program_into_a_review_pair(coffee
     assert sum(b.dropped.get("revision_stop_early_no_feedback", 0) for b in dropped) == len(rows)
     with pytest.raises(ValueError, match="review_done"):
         replace(cfg, planner=replace(reviewer, review_done=False)).validate()
+
+
+def test_a_review_that_would_move_what_the_copy_placed_is_not_run(coffee_memory, tmp_path, embedder):
+    """planner.review_keeps_placed: after a copy that ended silently, a review answer picking up the
+    object the copy placed (by its id) is not run and the episode keeps the copy's result; without the
+    guard the same answer runs; an answer that moves nothing the copy placed runs either way."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.executor import ExecutorLimits
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.review_guard import REVIEW_GUARD_TEXT
+    from icalkit.envs.household.tasks.sampler import task_from_id
+
+    _, examples, env = coffee_memory
+    good = ExampleMemory(tmp_path / "good.db", embedder)
+    good.add_many([Example(task_id=examples[0].task_id, task_type="Coffee", instruction="Make coffee",
+                           revised_program=examples[0].revised_program)])
+    task = task_from_id(examples[2].task_id)
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))
+    copier = PlannerConfig(mode="copy", k=1, ground_ids=True, review_done=True, model_replans=1)
+
+    def run(cfg: PlannerConfig, review: str):
+        env.reset(options={"task": task})
+        return Planner(LLMSession(ScriptedLLM([f"Program:\n```python\n{review}```"])), good, cfg, limits).run_episode(task, env)
+
+    placed = [t["object"] for t in run(copier, "# done\n").trace if t["call"] == "pickup_and_place"][0]
+    undo = f'mug = InteractionObject("Mug", object_instance="{placed}")\nmug.pickup()\n'
+    guarded = run(replace(copier, review_keeps_placed=True), undo)
+    assert guarded.success and guarded.errors[-1].startswith(REVIEW_GUARD_TEXT) and placed in guarded.errors[-1]
+    assert not [t for t in guarded.trace if t["call"] == "pickup"]  # the copy's trace: the review never ran
+    assert [t for t in run(copier, undo).trace if t["call"] == "pickup"]  # unguarded it runs
+    harmless = 'faucet = InteractionObject("Faucet")\nfaucet.toggle_off()\n'
+    assert [t for t in run(replace(copier, review_keeps_placed=True), harmless).trace if t["call"] == "toggle_off"]
+    with pytest.raises(ValueError, match="review_keeps_placed"):
+        replace(copier, review_done=False, review_keeps_placed=True).validate()

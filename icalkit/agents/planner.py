@@ -69,6 +69,7 @@ from icalkit.agents.plan_prompts import (
 )
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.prompts import load_template
+from icalkit.agents.review_guard import REVIEW_GUARD_TEXT, moved_placed, placed_ids
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
@@ -366,6 +367,11 @@ class Planner:
                 error = f"the answer could not be read ({answer.error})"
             elif reviewed and not ast.parse(program).body:  # the review's answer: nothing is left to do
                 programs.append(program)
+                break
+            elif reviewed and self.cfg.review_keeps_placed and (
+                    moved := moved_placed(program, placed_ids(executor.runtime.calls))):  # it would undo a copy
+                programs.append(program)
+                errors.append(f"{REVIEW_GUARD_TEXT}: it picks up {moved}, which the episode already placed")
                 break
             else:
                 programs.append(program)

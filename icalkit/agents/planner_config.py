@@ -46,6 +46,9 @@ class PlannerConfig:
             pairs teach it. In ``copy`` mode the review comes after the copy that ends without an
             error (no further copy follows) and is one of ``model_replans``; without them it is
             never asked.
+        review_keeps_placed: a review answer that picks up an object the episode already placed (named
+            by its instance id) is not run; the episode ends as if the review had answered "done"
+            (:mod:`icalkit.agents.review_guard`). Needs ``review_done``.
         reground: with ``copy_first``, before the copy runs the model is asked which of the example's
             object classes stand for which of the task's (template ``planner_reground``, one short
             answer ``CreditCard -> KeyChain``) and the copy runs with them replaced
@@ -92,6 +95,7 @@ class PlannerConfig:
     copy_first: bool = False
     room_fit: int = 0
     review_done: bool = False
+    review_keeps_placed: bool = False
     reground: bool = False
     oracle_reground: bool = False
     mention_reground: bool = False
@@ -112,6 +116,8 @@ class PlannerConfig:
                              f"got k={self.k}, rerank_sets={self.rerank_sets}, max_replans={self.max_replans}")
         if self.review_done and self.mode == "flat":
             raise ValueError("planner.review_done needs a model writing programs, not mode 'flat'")
+        if self.review_keeps_placed and not self.review_done:
+            raise ValueError("planner.review_keeps_placed guards the review: set planner.review_done=true")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:
