@@ -21,7 +21,9 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   load average is recorded.
 - ``serve``: a real vLLM OpenAI-compatible server (``icalkit.inference.serve``, .venv-vllm)
   with the base model and a LoRA adapter; ``--requests`` greedy chat completions sent one at a
-  time vs 8 at once, tokens/s and the ratio, for base and adapter.
+  time vs 8 at once, tokens/s and the ratio, for base and adapter; then the same adapter merged
+  into its base and served as a full model (``model=<adapter>``), and its ratio to the LoRA path.
+  ``--pairs`` sends the planner's own prompts (a pairs.jsonl) instead of one-line ones.
 
 - ``gradient``: does the prompt without gradient learn as much as the exact gradient, per step
   and in the same wall time? The recommended config (``--config``) on its own pairs
@@ -68,6 +70,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -185,32 +188,49 @@ def cpu_model() -> str:
     return f"{name} ({', '.join(f for f in ('avx2', 'avx512f', 'avx512_bf16', 'amx_bf16') if f in flags) or 'no AVX2'})"
 
 
-def phase_serve(args: argparse.Namespace) -> dict:
-    from icalkit.inference.serve import ServeConfig, serving
+def serve_figures(url: str, model: str, prompts: list, new_tokens: int) -> dict:
+    """Greedy completions of ``prompts`` from one served model, one at a time vs 8 at once: tokens/s, ratio."""
     from icalkit.models.llm.openai_backend import OpenAILLM
 
-    prompts = [f"Write a numbered plan for a household robot: put the {o} in the sink."
-               for o in ["apple", "mug", "bread", "tomato", "potato", "plate", "knife", "lettuce"]]
+    figures = {}
+    for conc in (1, 8):
+        llm = OpenAILLM(model, base_url=url, concurrency=conc)
+        llm.generate(prompts[:2], max_new_tokens=8)  # warm-up
+        start = time.perf_counter()
+        gens = llm.generate(prompts, max_new_tokens=new_tokens)
+        wall = time.perf_counter() - start
+        tokens = sum(g.completion_tokens for g in gens)
+        figures[f"concurrency_{conc}"] = {"tokens": tokens, "seconds": round(wall, 2), "tokens_per_s": round(tokens / wall, 1)}
+    figures["ratio_8_vs_1"] = round(figures["concurrency_8"]["tokens_per_s"] / figures["concurrency_1"]["tokens_per_s"], 2)
+    print(model, figures)
+    return figures
+
+
+def phase_serve(args: argparse.Namespace) -> dict:
+    """Base and adapter from one server (vLLM's LoRA path), then the same adapter merged into its base and
+    served as a full model (``icalkit serve model=<adapter>``), on the same prompts."""
+    from icalkit.inference.serve import ServeConfig, serving
+
+    if args.pairs:  # the planner's own prompts (chat messages), as the evaluation sends them
+        rows = [r for line in Path(args.pairs).read_text().splitlines() for r in json.loads(line).get("rows", [])]
+        prompts = [r["prompt"] for r in rows[: args.requests]]
+    else:
+        prompts = [f"Write a numbered plan for a household robot: put the {o} in the sink."
+                   for o in ["apple", "mug", "bread", "tomato", "potato", "plate", "knife", "lettuce"]]
     prompts = (prompts * (args.requests // len(prompts) + 1))[: args.requests]
-    cfg = ServeConfig(adapters={"tuned": args.adapter}, max_lora_rank=16, timeout_s=600)
-    out: dict = {}
+    rank = int(json.loads((Path(args.adapter) / "adapter_config.json").read_text()).get("r", 16))
+    cfg = ServeConfig(adapters={"tuned": args.adapter}, max_lora_rank=max(16, rank), max_model_len=6144, timeout_s=600)
     with serving(cfg) as url:
-        for model in ("smollm2", "tuned"):
-            figures = {}
-            for conc in (1, 8):
-                llm = OpenAILLM(model, base_url=url, concurrency=conc)
-                llm.generate(prompts[:2], max_new_tokens=8)  # warm-up
-                start = time.perf_counter()
-                gens = llm.generate(prompts, max_new_tokens=args.new_tokens)
-                wall = time.perf_counter() - start
-                tokens = sum(g.completion_tokens for g in gens)
-                figures[f"concurrency_{conc}"] = {"tokens": tokens, "seconds": round(wall, 2),
-                                                  "tokens_per_s": round(tokens / wall, 1)}
-            figures["ratio_8_vs_1"] = round(figures["concurrency_8"]["tokens_per_s"]
-                                            / figures["concurrency_1"]["tokens_per_s"], 2)
-            out["base" if model == "smollm2" else "adapter"] = figures
-            print(model, figures)
-    return {"serving": {"server": "vLLM CPU (.venv-vllm), eager", "requests": args.requests,
+        out = {"base": serve_figures(url, "smollm2", prompts, args.new_tokens),
+               "adapter": serve_figures(url, "tuned", prompts, args.new_tokens)}
+    with serving(ServeConfig(model=args.adapter, served_name="merged", max_model_len=6144, timeout_s=600)) as url:
+        out["merged_adapter"] = serve_figures(url, "merged", prompts, args.new_tokens)
+    out["merged_vs_adapter"] = {f"concurrency_{c}": round(out["merged_adapter"][f"concurrency_{c}"]["tokens_per_s"]
+                                                          / out["adapter"][f"concurrency_{c}"]["tokens_per_s"], 2)
+                                for c in (1, 8)}
+    key = "serving_planner_prompts" if args.pairs else "serving"
+    return {key: {"server": "vLLM CPU (.venv-vllm), eager", "adapter_dir": args.adapter, "adapter_rank": rank,
+                        "prompts": args.pairs or "short (one line)", "requests": args.requests,
                         "max_new_tokens": args.new_tokens, "load_average_1m": os.getloadavg()[0], **out}}
 
 
@@ -466,6 +486,8 @@ def main() -> None:
     parser.add_argument("--adapter", default=str(WORK / "lora16" / "adapter"))
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--pairs", default="", help="serve: a pairs.jsonl whose prompts (the planner's) are sent, "
+                        "recorded as serving_planner_prompts; empty: short one-line prompts (serving)")
     parser.add_argument("--finetune-dir", nargs="*", default=[],
                         help="the recommended method's fine-tune first, then the other evaluated ones")
     parser.add_argument("--trained-types", nargs="*", default=[], help="eval, copies: the trained task types where "
@@ -487,6 +509,10 @@ def main() -> None:
     parser.add_argument("--note", default="", help="gpu, copies: what the runs' own records leave out (recorded as given)")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
+    def interrupt(signum, frame):  # noqa: ANN001 - SIGTERM unwinds like Ctrl-C: a server it started is stopped
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
     phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "copies": phase_copies,
               "gradient": phase_gradient, "demo": phase_demo, "gpu": phase_gpu}
     figures = phases[args.phase](args)
