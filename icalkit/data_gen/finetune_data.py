@@ -60,7 +60,6 @@ from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.household.tasks.task import Task
 
 
-
 class DatasetError(ValueError):
     """A fine-tuning dataset is missing, empty or has the wrong columns."""
 
