@@ -464,7 +464,8 @@ def main() -> None:
     parser.add_argument("--note", default="", help="gpu, copies: what the runs' own records leave out (recorded as given)")
     parser.add_argument("--demo-wall-s", type=float, default=None, help="`time make demo` of that folder, from scratch")
     args = parser.parse_args()
-    def interrupt(signum, frame):  # noqa: ANN001 - SIGTERM unwinds like Ctrl-C: a server it started is stopped
+
+    def interrupt(signum, frame):  # noqa: ANN001, ARG001 - SIGTERM unwinds like Ctrl-C: a server it started is stopped
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)

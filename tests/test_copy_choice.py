@@ -319,12 +319,15 @@ def test_review_mistakes_turn_a_silent_partial_program_into_a_review_pair(coffee
     assert sum(b.dropped.get("revision_stop_early_no_feedback", 0) for b in dropped) == len(rows)
     with pytest.raises(ValueError, match="review_done"):
         replace(cfg, planner=replace(reviewer, review_done=False)).validate()
+    with pytest.raises(ValueError, match="'stop_early' ends without an error"):
+        replace(cfg, review_mistakes=False).validate()
 
 
 def test_a_review_that_would_move_what_the_copy_placed_is_not_run(coffee_memory, tmp_path, embedder):
     """planner.review_keeps_placed: after a copy that ended silently, a review answer picking up the
     object the copy placed (by its id) is not run and the episode keeps the copy's result; without the
-    guard the same answer runs; an answer that moves nothing the copy placed runs either way."""
+    guard the same answer runs; an answer that moves nothing the copy placed runs either way, and so
+    does a re-plan after a review that failed."""
     from planner_doubles import ScriptedLLM
 
     from icalkit.agents.api.runtime import ApiConfig
@@ -353,5 +356,26 @@ def test_a_review_that_would_move_what_the_copy_placed_is_not_run(coffee_memory,
     assert [t for t in run(copier, undo).trace if t["call"] == "pickup"]  # unguarded it runs
     harmless = 'faucet = InteractionObject("Faucet")\nfaucet.toggle_off()\n'
     assert [t for t in run(replace(copier, review_keeps_placed=True), harmless).trace if t["call"] == "toggle_off"]
+    two = replace(copier, review_keeps_placed=True, model_replans=2)  # a re-plan after a failed review is not checked
+    env.reset(options={"task": task})
+    replies = ["I cannot tell.", "I cannot tell.", f"Program:\n```python\n{undo}```"]  # the review unreadable
+    res = Planner(LLMSession(ScriptedLLM(replies)), good, two, limits).run_episode(task, env)
+    assert [t for t in res.trace if t["call"] == "pickup"] and REVIEW_GUARD_TEXT not in " ".join(res.errors)
     with pytest.raises(ValueError, match="review_keeps_placed"):
         replace(copier, review_done=False, review_keeps_placed=True).validate()
+
+
+def test_the_review_guard_reads_which_placed_object_a_program_moves():
+    """moved_placed: an id bound to a variable (also positionally, or through another name), or named
+    inline; ``place`` counts (the executor picks up an object not in hand first); a name bound anew to a
+    class-only object loses its id."""
+    from icalkit.agents.review_guard import moved_placed
+
+    towel = 'x = InteractionObject("Towel", object_instance="Towel_1")\n'
+    assert moved_placed(towel + "x.pickup()\n", {"Towel_1"}) == "Towel_1"
+    assert moved_placed(towel + 'x.place(InteractionObject("Cabinet"))\n', {"Towel_1"}) == "Towel_1"
+    assert moved_placed('x = InteractionObject("Towel", "Towel_1")\ny = x\ny.pickup()\n', {"Towel_1"}) == "Towel_1"
+    assert moved_placed('InteractionObject("Towel", object_instance="Towel_1").pickup_and_place(c)\n', {"Towel_1"})
+    assert moved_placed(towel + 'x = InteractionObject("Towel")\nx.pickup()\n', {"Towel_1"}) is None
+    assert moved_placed(towel + "x.pickup()\n", {"Towel_2"}) is None
+    assert moved_placed(towel + "x.toggle_on()\n", {"Towel_1"}) is None

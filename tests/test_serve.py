@@ -121,6 +121,9 @@ def test_an_adapter_is_served_merged_into_its_base_and_merged_again_when_retrain
     os.utime(adapter / "adapter_model.safetensors", ns=(1, 1))  # the adapter rewritten (retrained)
     ServeConfig(model=str(adapter)).model_dir()
     assert (merged / "model.safetensors").stat().st_mtime_ns != written
+    with pytest.raises(AdapterError, match="is an adapter .* not both"):
+        with serving(ServeConfig(model=str(adapter), adapters={"a": str(adapter)}, python=sys.executable)):
+            pass
     config = json.loads((adapter / "adapter_config.json").read_text())
     (adapter / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": str(tmp_path / "gone")}))
     with pytest.raises(AdapterError, match="names its base .*gone, which is not a model folder here"):

@@ -368,8 +368,8 @@ class Planner:
             elif reviewed and not ast.parse(program).body:  # the review's answer: nothing is left to do
                 programs.append(program)
                 break
-            elif reviewed and self.cfg.review_keeps_placed and (
-                    moved := moved_placed(program, placed_ids(executor.runtime.calls))):  # it would undo a copy
+            elif errors[-1:] == [REVIEW_TEXT] and self.cfg.review_keeps_placed and (  # the review's answer
+                    moved := moved_placed(program, placed_ids(executor.runtime.calls))):  # would undo placed work
                 programs.append(program)
                 errors.append(f"{REVIEW_GUARD_TEXT}: it picks up {moved}, which the episode already placed")
                 break

@@ -46,9 +46,9 @@ class PlannerConfig:
             pairs teach it. In ``copy`` mode the review comes after the copy that ends without an
             error (no further copy follows) and is one of ``model_replans``; without them it is
             never asked.
-        review_keeps_placed: a review answer that picks up an object the episode already placed (named
-            by its instance id) is not run; the episode ends as if the review had answered "done"
-            (:mod:`icalkit.agents.review_guard`). Needs ``review_done``.
+        review_keeps_placed: the review's answer (not a later re-plan) is not run when it would move an
+            object the episode already placed (named by its instance id); the episode ends as if the
+            review had answered "done" (:mod:`icalkit.agents.review_guard`). Needs ``review_done``.
         reground: with ``copy_first``, before the copy runs the model is asked which of the example's
             object classes stand for which of the task's (template ``planner_reground``, one short
             answer ``CreditCard -> KeyChain``) and the copy runs with them replaced

@@ -148,6 +148,9 @@ class PairConfig:
         if COPIES in self.mistakes and self.planner.mode != "copy":
             raise ValueError(f"data.mistakes {COPIES!r} runs the deployed copy agent: set data.planner.mode=copy "
                              f"(and its settings as the method deploys them), got {self.planner.mode!r}")
+        if "stop_early" in self.mistakes and not (self.review_mistakes or self.planner.oracle_goal_feedback):
+            raise ValueError("data.mistakes 'stop_early' ends without an error, so it gets no feedback: "
+                             "set data.review_mistakes=true (or data.planner.oracle_goal_feedback)")
         if self.review_mistakes and not self.planner.review_done:
             raise ValueError("data.review_mistakes asks for the deployed review of a silent finish: "
                              "set data.planner.review_done=true (as the method deploys it)")

@@ -127,6 +127,11 @@ def serving(cfg: ServeConfig) -> Iterator[str]:
             (with the log's tail); the server process group is gone when this returns.
     """
     cfg.validate()
+    from icalkit.models.llm.merge import is_adapter
+
+    if cfg.adapters and cfg.model and is_adapter(cfg.model):
+        raise AdapterError(f"model={cfg.model} is an adapter (served merged into its base): serve its base with "
+                           f"adapters=..., or the merged adapter alone, not both")
     base = cfg.model_dir()
     if not (base / "config.json").is_file():
         raise ModelNotFoundError(f"model {base} is not a Hugging Face model folder (no config.json)")
