@@ -187,3 +187,22 @@ def test_a_killed_worker_loses_only_its_episode(tmp_path, model, memory_path):
     stats = evaluator.run([Job("m", "valid_unseen", t) for t in tasks])
     assert killed and len(failed) == 1 and "worker process died" in failed[0]
     assert len(done) == 3 and stats.episodes == 3 and stats.failed == 1
+
+
+def test_eval_stops_when_the_models_server_is_down_and_keeps_what_it_wrote(tmp_path, capsys):
+    """A method whose model's server does not answer: after UNREACHABLE_STOP episodes in a row fail to
+    reach it the run stops with a message naming the cause, instead of failing every episode in turn."""
+    from icalkit.eval.runner import UNREACHABLE_STOP
+    from icalkit.models.llm.vllm_server import free_port
+
+    out = tmp_path / "run"
+    args = ["eval", "methods=[zero_shot]", "splits=[valid_unseen]", "split.task_types=[Coffee]", "split.n_per_type=5",
+            f"split.dir={tmp_path}", "workers=0", "llm.backend=openai", f"llm.base_url=http://127.0.0.1:{free_port()}/v1",
+            "llm.model=planner", "llm.cache=false", "memory.image_embedder.kind=none", f"out_dir={out}",
+            "wandb.mode=disabled"]
+    assert main(args) == 1
+    text = capsys.readouterr().out
+    assert f"{UNREACHABLE_STOP} episodes in a row could not reach their model's server; the run stops" in text
+    errors = (out / "errors.jsonl").read_text().splitlines()
+    assert len(errors) == UNREACHABLE_STOP and all("ServerUnreachableError" in e for e in errors)
+    assert not (out / "episodes.jsonl").read_text().strip()

@@ -12,6 +12,7 @@ from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.config import EnvConfig
 from icalkit.eval.splits import SplitConfig
 from icalkit.memory.config import MemoryConfig
+from icalkit.models.llm.base import LLMError
 from icalkit.models.llm.factory import LLMConfig
 from icalkit.tracking import WandbConfig
 
@@ -195,7 +196,12 @@ def run(cfg: Config) -> int:
 
     with RecordWriter(episodes_path) as episodes, RecordWriter(errors_path) as errors, \
             tqdm(total=len(jobs), desc="eval", unit="episode") as bar:
-        stats = Evaluator(setup, llms, cfg.workers, on_done, on_fail).run(jobs, lambda: bar.update(1))
+        try:
+            stats = Evaluator(setup, llms, cfg.workers, on_done, on_fail).run(jobs, lambda: bar.update(1))
+        except LLMError as exc:  # the model's server is down: stop, keep what is written
+            print(f"icalkit eval: {exc}")
+            logger.finish()
+            return 1
     records = [r for r in done.values() if r["method"] in methods and r["split"] in splits]
     tables = write_report(logger, records, list(methods), list(splits))
     print((out / "table1.md").read_text())

@@ -26,8 +26,10 @@ from icalkit.eval.episodes import build_planner, run_episode
 from icalkit.eval.methods import MethodConfig, method_sampling
 from icalkit.eval.splits import SplitTask
 from icalkit.memory.config import MemoryConfig
-from icalkit.models.llm.base import LLM
+from icalkit.models.llm.base import LLM, LLMError, ServerUnreachableError
 from icalkit.models.llm.factory import LLMConfig
+
+UNREACHABLE_STOP = 3  # episodes in a row that could not reach their model's server stop the run
 
 
 @dataclass
@@ -155,6 +157,10 @@ class Evaluator:
         workers: worker processes (0: one after another in this process).
         on_done: ``on_done(job, record)`` for each finished episode (the parent writes it).
         on_fail: ``on_fail(job, message)`` for each episode that raised or whose worker died.
+
+    Raises (from :meth:`run`):
+        LLMError: ``UNREACHABLE_STOP`` episodes in a row could not reach their model's server (it is
+            down: every further episode would fail after its retries); the finished ones are kept.
     """
 
     def __init__(self, setup: Setup, llms: dict[str, LLM], workers: int,
@@ -164,6 +170,7 @@ class Evaluator:
         self.broker = LLMBroker(llms)
         self.stats = RunStats(workers=workers)
         self.pool: list[_Worker] = []
+        self.unreachable: list[str] = []  # the failures since the last episode that did not fail so
 
     def run(self, jobs: list[Job], progress: Callable[[], None] = lambda: None) -> RunStats:
         start = time.perf_counter()
@@ -184,6 +191,11 @@ class Evaluator:
         else:
             self.stats.failed += 1
             self.on_fail(job, error)
+        first = error.splitlines()[0] if error else ""
+        self.unreachable = self.unreachable + [first] if ServerUnreachableError.__name__ in first else []
+        if len(self.unreachable) >= UNREACHABLE_STOP:
+            raise LLMError(f"{len(self.unreachable)} episodes in a row could not reach their model's server; the run "
+                           f"stops (finished episodes are kept; start the server and run again to resume): {first}")
 
     def _run_inline(self, jobs: list[Job], progress: Callable[[], None]) -> None:
         from icalkit.eval.broker import TimedLLM
