@@ -321,6 +321,9 @@ def test_review_mistakes_turn_a_silent_partial_program_into_a_review_pair(coffee
         replace(cfg, planner=replace(reviewer, review_done=False)).validate()
     with pytest.raises(ValueError, match="'stop_early' ends without an error"):
         replace(cfg, review_mistakes=False).validate()
+    oracle = PairBuilder(replace(cfg, planner=replace(reviewer, oracle_goal_feedback=True)))  # as deployed: goal feedback
+    told = [r for ex in examples for r in oracle.build(task_from_id(ex.task_id)).rows]
+    assert told and all(r["kind"] == "revision" and REVIEW_TEXT not in r["prompt"][-1]["content"] for r in told)
 
 
 def test_a_review_that_would_move_what_the_copy_placed_is_not_run(coffee_memory, tmp_path, embedder):

@@ -309,10 +309,10 @@ class PairBuilder:
         executor = self._fresh(task, self.deployed if kind == COPY else None)
         trace = executor.run(wrong, task)
         error = action_feedback(trace)
+        if error is None and not trace.success and p.oracle_goal_feedback:  # as deployed: goal feedback, no review
+            error = goal_feedback(trace)
         # the deployed review of a silent finish: the copy's, and with review_mistakes an unfinished injected one's
         review = error is None and p.review_done and (kind == COPY or (self.cfg.review_mistakes and not trace.success))
-        if error is None and not trace.success and p.oracle_goal_feedback:
-            error = goal_feedback(trace)
         if (trace.success or error is None) and not review:  # nothing to revise, or no feedback to revise from
             out.drop(f"revision_{kind}_{'succeeds' if trace.success else 'no_feedback'}")
             return None
