@@ -170,7 +170,7 @@ class Evaluator:
         self.broker = LLMBroker(llms)
         self.stats = RunStats(workers=workers)
         self.pool: list[_Worker] = []
-        self.unreachable: list[str] = []  # the failures since the last episode that did not fail so
+        self.unreachable = 0  # episodes in a row that could not reach their model's server
 
     def run(self, jobs: list[Job], progress: Callable[[], None] = lambda: None) -> RunStats:
         start = time.perf_counter()
@@ -192,9 +192,9 @@ class Evaluator:
             self.stats.failed += 1
             self.on_fail(job, error)
         first = error.splitlines()[0] if error else ""
-        self.unreachable = self.unreachable + [first] if ServerUnreachableError.__name__ in first else []
-        if len(self.unreachable) >= UNREACHABLE_STOP:
-            raise LLMError(f"{len(self.unreachable)} episodes in a row could not reach their model's server; the run "
+        self.unreachable = self.unreachable + 1 if ServerUnreachableError.__name__ in first else 0
+        if self.unreachable >= UNREACHABLE_STOP:
+            raise LLMError(f"{self.unreachable} episodes in a row could not reach their model's server; the run "
                            f"stops (finished episodes are kept; start the server and run again to resume): {first}")
 
     def _run_inline(self, jobs: list[Job], progress: Callable[[], None]) -> None:

@@ -67,6 +67,11 @@ class ServeConfig:
             raise ValueError("max_lora_rank must be >= 1, max_model_len >= 16 and timeout_s > 0")
         if not self.served_name or self.served_name in self.adapters:
             raise ValueError(f"served_name {self.served_name!r} must be non-empty and differ from the adapter names")
+        from icalkit.models.llm.merge import is_adapter
+
+        if self.adapters and self.model and is_adapter(self.model):
+            raise AdapterError(f"model={self.model} is an adapter (served merged into its base): serve its base with "
+                               f"adapters=..., or the merged adapter alone, not both")
 
     def model_dir(self) -> Path:
         """The folder vLLM serves (an adapter's merge is written here when missing or stale)."""
@@ -127,11 +132,6 @@ def serving(cfg: ServeConfig) -> Iterator[str]:
             (with the log's tail); the server process group is gone when this returns.
     """
     cfg.validate()
-    from icalkit.models.llm.merge import is_adapter
-
-    if cfg.adapters and cfg.model and is_adapter(cfg.model):
-        raise AdapterError(f"model={cfg.model} is an adapter (served merged into its base): serve its base with "
-                           f"adapters=..., or the merged adapter alone, not both")
     base = cfg.model_dir()
     if not (base / "config.json").is_file():
         raise ModelNotFoundError(f"model {base} is not a Hugging Face model folder (no config.json)")
