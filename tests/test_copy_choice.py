@@ -382,3 +382,52 @@ def test_the_review_guard_reads_which_placed_object_a_program_moves():
     assert moved_placed(towel + 'x = InteractionObject("Towel")\nx.pickup()\n', {"Towel_1"}) is None
     assert moved_placed(towel + "x.pickup()\n", {"Towel_2"}) is None
     assert moved_placed(towel + "x.toggle_on()\n", {"Towel_1"}) is None
+
+
+def test_silent_next_copy_goes_on_after_a_copy_that_ends_without_an_error(coffee_memory, tmp_path, embedder):
+    """planner.silent_next_copy: a copy that picks up the mug and stops (no error, coffee not made) is
+    followed by the next copy — ``always`` every time, also after a finished task; ``review`` unless
+    the model answers the empty program, whose own program never runs; off, the episode ends."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.feedback import DONE_PROGRAM, NEXT_COPY_TEXT, REVIEW_TEXT
+    from icalkit.agents.llm_session import LLMSession
+
+    _, examples, _ = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    partial = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
+    good = examples[0].revised_program
+
+    def run(programs: list[str], replies: list[str] | None = None, **cfg):
+        mem = ExampleMemory(tmp_path / f"silent{len(list(tmp_path.iterdir()))}.db", embedder)
+        ranked = [Example(task_id=ex.task_id, task_type="Coffee", instruction="Make coffee", revised_program=p)
+                  for ex, p in zip(examples, programs, strict=False)]
+        mem.add_many(ranked)
+        mem.set_transfer_scores({ex.example_id: [3 - i, 3] for i, ex in enumerate(ranked)})  # in this order
+        llm = ScriptedLLM(replies or [])
+        cfg = PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=3, transfer_order=True, copy_fallback=True,
+                            max_replans=2, **cfg)
+        res = Planner(LLMSession(llm) if replies is not None else None, mem, cfg).run_episode(
+            task, Simulator(build_world(task)))
+        return res, llm.prompts
+
+    off, _ = run([partial, good])
+    assert not off.success and off.attempts == 1 and off.errors == []
+    more, _ = run([partial, good], silent_next_copy="always")
+    assert more.success and more.attempts == 2 and more.failed_attempts == 0 and more.errors == [NEXT_COPY_TEXT]
+    finished, _ = run([good, good + "\n", partial], silent_next_copy="always")  # the agent cannot know it is done
+    assert finished.success and finished.attempts == 3 and finished.programs[-1] == partial
+
+    code = 'faucet = InteractionObject("Faucet")\nfaucet.toggle_on()\n'
+    asked, prompts = run([partial, good], [f"Program:\n```python\n{code}```"], silent_next_copy="review")
+    assert asked.success and asked.attempts == 2 and asked.programs == [partial, good]  # its code never ran
+    assert len(prompts) == 1 and REVIEW_TEXT in prompts[0][-1]["content"]
+    done, _ = run([partial, good], [f"Program:\n```python\n{DONE_PROGRAM}\n```"], silent_next_copy="review")
+    assert not done.success and done.attempts == 1
+    unread, _ = run([partial, good], ["I cannot tell."], silent_next_copy="review")
+    assert unread.success and unread.attempts == 2  # an unreadable (or cut) review: work is left, no re-ask
+    assert PlannerConfig(mode="copy", copy_fallback=True, silent_next_copy="review").uses_model
+    for bad_cfg, match in (({"silent_next_copy": "sometimes"}, "one of"), ({"silent_next_copy": "always"}, "copy_fallback"),
+                           ({"copy_fallback": True, "silent_next_copy": "review", "review_done": True}, "review_done")):
+        with pytest.raises(ValueError, match=match):
+            PlannerConfig(mode="copy", **bad_cfg).validate()

@@ -20,6 +20,7 @@ SUCCESS_TEXT = "The program ran to completion and the task is done."
 REVIEW_TEXT = ("The program ran to its end without an error. Compare the current state with the task: "
                "write a program for what is left to do, or an empty program if the task is complete.")
 DONE_PROGRAM = "# the task is complete"  # the answer to REVIEW_TEXT when nothing is left
+NEXT_COPY_TEXT = "The program ran to its end without an error; the next example is copied too"  # silent_next_copy
 
 
 def action_feedback(trace: Trace) -> str | None:

@@ -46,7 +46,7 @@ from icalkit.agents.context import (
     transfer_rate,
 )
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
-from icalkit.agents.feedback import REVIEW_TEXT, action_feedback, goal_feedback
+from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
 from icalkit.agents.grounding import (
     bind_object_names,
@@ -75,6 +75,7 @@ from icalkit.envs.household.tasks.task import Task
 
 SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
 REGROUND_TOKENS = 64  # a few "A -> B" lines
+REVIEW_DECISION_TOKENS = 64  # "Program:\n```python\n# the task is complete\n```" and room to spare
 
 
 @dataclass
@@ -326,6 +327,20 @@ class Planner:
                 return answer, examples, prompt, rest[:i] + rest[i + 1:]
         return (*self.copy(task, executor, rest[0], stats), rest[1:])
 
+    def copy_more(self, task: Task, executor: Executor, examples: list[Any], program: str, completed: str,
+                  stats: CallStats) -> bool:
+        """``silent_next_copy``: whether a copy that ended without an error is followed by the next one —
+        always, or unless the model's review (the ``review_done`` prompt) answers the empty program. Only
+        the answer's start is generated (``REVIEW_DECISION_TOKENS``, not re-asked): a program cut there is
+        unreadable, and it counts as work left, as a program does."""
+        if self.cfg.silent_next_copy != "review":
+            return self.cfg.silent_next_copy == "always"
+        prompt = self._replan_prompt(task, executor, examples, program, completed, REVIEW_TEXT)
+        answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats],
+                              max_new_tokens=REVIEW_DECISION_TOKENS, reask=False)[0]
+        left = self._program_of(answer)
+        return left is None or bool(ast.parse(left).body)  # unreadable or a program: work is left
+
     def replacements(self, task: Task, executor: Executor, example: Any, stats: CallStats) -> dict[str, str]:
         """The model's answer to ``planner_reground``: which of ``example``'s classes stand for the task's."""
         used, room = reground_classes(task, executor.sim.world, example, self.cfg.max_state_objects)
@@ -377,21 +392,25 @@ class Planner:
                 programs.append(program)
                 trace = executor.run(program, task, mode=mode)
                 error = action_feedback(trace)
+                last_program = trace.program
+                done = trace.failure.completed if trace.failure else trace.program
+                completed = "\n".join(x for x in (completed, done) if x.strip())
                 review = (error is None and self.cfg.review_done and not reviewed  # copy mode: a copy's, one of model_replans
                           and (not revisions if self.cfg.mode == "copy" else attempt < self.cfg.max_replans))
-                if trace.success and not review:  # a review is asked whether or not the task is done
+                more = (error is None and bool(rest) and attempt < self.cfg.max_replans  # silent_next_copy
+                        and self.copy_more(task, executor, examples, last_program, completed, stats))
+                if trace.success and not review and not more:  # a review is asked whether or not the task is done
                     break
                 if error is None and not trace.success and self.cfg.oracle_goal_feedback:
                     error = goal_feedback(trace)
-                if error is None:  # the program ended and the agent believes the task is done
+                if more and error is None:  # not a failed attempt: the agent goes on copying
+                    error = NEXT_COPY_TEXT
+                elif error is None:  # the program ended and the agent believes the task is done
                     if not review:
                         break
                     reviewed, error = True, REVIEW_TEXT  # once: what is left, from the state it left
                 else:
                     failed += 1
-                last_program = trace.program
-                done = trace.failure.completed if trace.failure else trace.program
-                completed = "\n".join(x for x in (completed, done) if x.strip())
                 if trace.failure is not None and trace.failure.kind == "limit":
                     errors.append(error)
                     break

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat", "copy")
+SILENT_NEXT_COPY = ("", "always", "review")
 
 
 @dataclass
@@ -80,6 +81,14 @@ class PlannerConfig:
             state left, as ``ical`` mode re-plans (the error, the code that ran, the last copied
             example); 0: none. A copy that ends without an error, or succeeds, never reaches the
             model, so success can only rise over the copy's on every task.
+        silent_next_copy: ``copy`` mode with ``copy_fallback``: an attempt that ends without an error
+            is followed by the next copy as a failed one is (up to ``max_replans`` copies), because
+            the agent cannot tell a finished task from one a copy left unfinished (fewer slices,
+            one pot of two). ``always``: every time, whether or not the task is done (the
+            simulator's success does not stop the episode early); ``review``: the model is asked
+            the review (:data:`~icalkit.agents.feedback.REVIEW_TEXT`) and the next copy runs unless
+            it answers the empty program (done) — its own program is never run; an unreadable
+            answer counts as "not done". ``""``: off (the episode ends after a silent attempt).
     """
 
     mode: str = "ical"
@@ -102,11 +111,12 @@ class PlannerConfig:
     copy_fallback: bool = False
     transfer_order: bool = False
     model_replans: int = 0
+    silent_next_copy: str = ""
 
     @property
     def uses_model(self) -> bool:
         """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``)."""
-        return self.mode != "copy" or self.model_replans > 0
+        return self.mode != "copy" or self.model_replans > 0 or self.silent_next_copy == "review"
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -118,6 +128,14 @@ class PlannerConfig:
             raise ValueError("planner.review_done needs a model writing programs, not mode 'flat'")
         if self.review_keeps_placed and not self.review_done:
             raise ValueError("planner.review_keeps_placed guards the review: set planner.review_done=true")
+        if self.silent_next_copy not in SILENT_NEXT_COPY:
+            raise ValueError(f"planner.silent_next_copy {self.silent_next_copy!r} is not one of {SILENT_NEXT_COPY}")
+        if self.silent_next_copy and not (self.mode == "copy" and self.copy_fallback):
+            raise ValueError("planner.silent_next_copy runs the next copy: it needs planner.mode=copy and "
+                             "planner.copy_fallback=true")
+        if self.silent_next_copy == "review" and self.review_done:
+            raise ValueError("planner.silent_next_copy=review asks the review itself and never runs its "
+                             "program: unset planner.review_done")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:
