@@ -324,9 +324,9 @@ def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]
 
 
 def method_figures(eval_dirs: list[str], trained: set[str], split: str = "valid_unseen") -> dict[str, dict]:
-    """Per method of the runs' episodes.jsonl: SR, GC, successes, episodes and recoveries (successes
-    after an attempt that failed with an error) on ``split``, for the trained and the held-out
-    task types — over the tasks every method ran (same work each)."""
+    """Per method of the runs' episodes.jsonl: SR, GC, PLW-SR, mean steps, successes, episodes and
+    recoveries (successes after an attempt that failed with an error) on ``split``, for the trained
+    and the held-out task types — over the tasks every method ran (same work each)."""
     from icalkit.metrics import Episode, aggregate
 
     records = split_records(eval_dirs, split)
@@ -343,6 +343,9 @@ def method_figures(eval_dirs: list[str], trained: set[str], split: str = "valid_
         for group, recs in groups.items():
             agg = aggregate(Episode.from_record(r) for r in recs)
             methods[name][group] = {"sr": round(agg["sr"], 3), "gc": round(agg["gc"], 3),
+                                    # path-length weighted (TEACh): what extra copies and re-plans cost
+                                    "plw_sr": round(agg["plw_sr"], 3), "steps_mean": round(
+                                        sum(r["steps"] for r in recs) / max(len(recs), 1), 1),
                                     "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"],
                                     # an attempt failed with an error, and a later program still solved the task
                                     "with_failed_attempt": sum(r["failed_attempts"] > 0 for r in recs),
