@@ -347,7 +347,8 @@ def method_figures(eval_dirs: list[str], trained: set[str], split: str = "valid_
                                     "plw_sr": round(agg["plw_sr"], 3), "steps_mean": round(
                                         sum(r["steps"] for r in recs) / max(len(recs), 1), 1),
                                     "success": sum(bool(r["success"]) for r in recs), "episodes": agg["n"],
-                                    # an attempt failed with an error, and a later program still solved the task
+                                    # an attempt failed with an error, and the task was solved at the end (with
+                                    # silent_next_copy the error may also come after a success)
                                     "with_failed_attempt": sum(r["failed_attempts"] > 0 for r in recs),
                                     "recovered": sum(bool(r["success"]) and r["failed_attempts"] > 0 for r in recs),
                                     # the generative model's answers (0 for the copy), and the episodes that asked it

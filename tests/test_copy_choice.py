@@ -405,8 +405,8 @@ def test_silent_next_copy_goes_on_after_a_copy_that_ends_without_an_error(coffee
         mem.add_many(ranked)
         mem.set_transfer_scores({ex.example_id: [3 - i, 3] for i, ex in enumerate(ranked)})  # in this order
         llm = ScriptedLLM(replies or [])
-        cfg = PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=3, transfer_order=True, copy_fallback=True,
-                            max_replans=2, **cfg)
+        cfg = PlannerConfig(**{"mode": "copy", "k": 1, "ground_ids": True, "room_fit": 3, "transfer_order": True,
+                               "copy_fallback": True, "max_replans": 2, **cfg})
         res = Planner(LLMSession(llm) if replies is not None else None, mem, cfg).run_episode(
             task, Simulator(build_world(task)))
         return res, llm.prompts
@@ -417,17 +417,28 @@ def test_silent_next_copy_goes_on_after_a_copy_that_ends_without_an_error(coffee
     assert more.success and more.attempts == 2 and more.failed_attempts == 0 and more.errors == [NEXT_COPY_TEXT]
     finished, _ = run([good, good + "\n", partial], silent_next_copy="always")  # the agent cannot know it is done
     assert finished.success and finished.attempts == 3 and finished.programs[-1] == partial
+    capped, _ = run([partial, partial + "\n", good], silent_next_copy="always", precondition_checks=True,
+                    max_replans=1)  # the good copy is left: one re-plan in all
+    assert not capped.success and capped.attempts == 2 and capped.errors == [NEXT_COPY_TEXT]
 
     code = 'faucet = InteractionObject("Faucet")\nfaucet.toggle_on()\n'
     asked, prompts = run([partial, good], [f"Program:\n```python\n{code}```"], silent_next_copy="review")
     assert asked.success and asked.attempts == 2 and asked.programs == [partial, good]  # its code never ran
     assert len(prompts) == 1 and REVIEW_TEXT in prompts[0][-1]["content"]
-    done, _ = run([partial, good], [f"Program:\n```python\n{DONE_PROGRAM}\n```"], silent_next_copy="review")
+    done_answer = f"Program:\n```python\n{DONE_PROGRAM}\n```"
+    done, _ = run([partial, good], [done_answer], silent_next_copy="review")
     assert not done.success and done.attempts == 1
-    unread, _ = run([partial, good], ["I cannot tell."], silent_next_copy="review")
-    assert unread.success and unread.attempts == 2  # an unreadable (or cut) review: work is left, no re-ask
+    ended, prompts = run([good, partial], [done_answer], silent_next_copy="review")  # finished, and it says so
+    assert ended.success and ended.attempts == 1 and len(prompts) == 1
+    for reply in ("I cannot tell.", f"Program:\n```python\n{DONE_PROGRAM}\n# and then"):  # unreadable; cut
+        unread, prompts = run([partial, good], [reply], silent_next_copy="review")
+        assert unread.success and unread.attempts == 2 and len(prompts) == 1  # work is left, no re-ask
+    failing, prompts = run([BROKEN, good], [done_answer], silent_next_copy="review")
+    assert failing.success and failing.attempts == 2 and prompts == []  # an error: the next copy, no review
     assert PlannerConfig(mode="copy", copy_fallback=True, silent_next_copy="review").uses_model
     for bad_cfg, match in (({"silent_next_copy": "sometimes"}, "one of"), ({"silent_next_copy": "always"}, "copy_fallback"),
-                           ({"copy_fallback": True, "silent_next_copy": "review", "review_done": True}, "review_done")):
+                           ({"copy_fallback": True, "silent_next_copy": "review", "review_done": True}, "review_done"),
+                           ({"copy_fallback": True, "silent_next_copy": "review", "oracle_goal_feedback": True},
+                            "oracle_goal_feedback")):
         with pytest.raises(ValueError, match=match):
             PlannerConfig(mode="copy", **bad_cfg).validate()

@@ -174,7 +174,7 @@ class Planner:
             raise ValueError(f"planner mode {self.cfg.mode!r} needs an example memory (or use mode=zero_shot)")
         if llm_session is None and self.cfg.uses_model:
             raise ValueError(f"planner mode {self.cfg.mode!r} needs a model (only mode=copy without "
-                             f"model_replans runs without one)")
+                             f"model_replans or silent_next_copy=review runs without one)")
         self.llm, self.memory, self.limits = llm_session, memory, limits or ExecutorLimits()
         if self.cfg.precondition_checks != self.limits.api.precondition_checks:
             api = replace(self.limits.api, precondition_checks=self.cfg.precondition_checks)
@@ -331,15 +331,16 @@ class Planner:
                   stats: CallStats) -> bool:
         """``silent_next_copy``: whether a copy that ended without an error is followed by the next one —
         always, or unless the model's review (the ``review_done`` prompt) answers the empty program. Only
-        the answer's start is generated (``REVIEW_DECISION_TOKENS``, not re-asked): a program cut there is
-        unreadable, and it counts as work left, as a program does."""
+        the answer's start is generated (``REVIEW_DECISION_TOKENS``, not re-asked): an answer that is
+        unreadable, or whose code block is not closed (cut there), counts as work left, as a program does."""
         if self.cfg.silent_next_copy != "review":
             return self.cfg.silent_next_copy == "always"
         prompt = self._replan_prompt(task, executor, examples, program, completed, REVIEW_TEXT)
         answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats],
                               max_new_tokens=REVIEW_DECISION_TOKENS, reask=False)[0]
         left = self._program_of(answer)
-        return left is None or bool(ast.parse(left).body)  # unreadable or a program: work is left
+        done = left is not None and not ast.parse(left).body and answer.text.count("```") >= 2  # closed, empty
+        return not done
 
     def replacements(self, task: Task, executor: Executor, example: Any, stats: CallStats) -> dict[str, str]:
         """The model's answer to ``planner_reground``: which of ``example``'s classes stand for the task's."""

@@ -88,7 +88,9 @@ class PlannerConfig:
             simulator's success does not stop the episode early); ``review``: the model is asked
             the review (:data:`~icalkit.agents.feedback.REVIEW_TEXT`) and the next copy runs unless
             it answers the empty program (done) — its own program is never run; an unreadable
-            answer counts as "not done". ``""``: off (the episode ends after a silent attempt).
+            answer, or one cut before its code block closes, counts as "not done". ``""``: off (the
+            episode ends after a silent attempt). With ``always`` and ``review_done`` the review comes
+            after the last copy.
     """
 
     mode: str = "ical"
@@ -115,7 +117,8 @@ class PlannerConfig:
 
     @property
     def uses_model(self) -> bool:
-        """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``)."""
+        """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``
+        or ``silent_next_copy=review``)."""
         return self.mode != "copy" or self.model_replans > 0 or self.silent_next_copy == "review"
 
     def validate(self) -> None:
@@ -133,9 +136,10 @@ class PlannerConfig:
         if self.silent_next_copy and not (self.mode == "copy" and self.copy_fallback):
             raise ValueError("planner.silent_next_copy runs the next copy: it needs planner.mode=copy and "
                              "planner.copy_fallback=true")
-        if self.silent_next_copy == "review" and self.review_done:
+        if self.silent_next_copy == "review" and (self.review_done or self.oracle_goal_feedback):
             raise ValueError("planner.silent_next_copy=review asks the review itself and never runs its "
-                             "program: unset planner.review_done")
+                             "program, and the oracle would overrule it: unset planner.review_done and "
+                             "planner.oracle_goal_feedback")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:
