@@ -73,7 +73,10 @@ def test_methods_are_configs_and_unknown_names_list_the_shipped_ones():
 
 
 def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_its_fingerprint():
-    from icalkit.eval.methods import method_fingerprint, method_sampling
+    import dataclasses
+
+    from icalkit.agents.planner_config import PlannerConfig
+    from icalkit.eval.methods import LATER_PLANNER_DEFAULTS, method_fingerprint, method_sampling
     from icalkit.models.llm.factory import LLMConfig
 
     sampling = {"max_new_tokens": 384, "temperature": 0.0, "seed": 0}
@@ -100,12 +103,17 @@ def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_it
         looped.validate()
     # planner settings added later count only away from their default (LATER_PLANNER_DEFAULTS: the
     # episodes recorded before them ran as the default does and stay valid)
-    for key, value in (("room_fit", 5), ("review_done", True)):
+    for key, value in (("room_fit", 5), ("review_done", True), ("silent_next_copy", "always")):
         later = load_method("zero_shot")
         setattr(later.planner, key, value)
         assert method_fingerprint(later, llm, sampling) != fp
         setattr(later.planner, key, getattr(plain.planner, key))
         assert method_fingerprint(later, llm, sampling) == fp
+    # every planner setting beyond the first ones is such a later one, listed at its default
+    first = {"mode", "k", "max_replans", "rerank_sets", "use_dialogue", "use_frame", "oracle_goal_feedback",
+             "max_state_objects", "precondition_checks", "ground_ids", "copy_first"}
+    defaults = {f.name: f.default for f in dataclasses.fields(PlannerConfig)}
+    assert {k: defaults[k] for k in set(defaults) - first} == LATER_PLANNER_DEFAULTS
 
 
 def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model, memory_path):
