@@ -10,7 +10,7 @@ from typing import Any
 INJECTED = ("skip_open", "wrong_object", "missing_step", "absent_object", "stop_early")
 COPY = "retrieved_copy"  # not injected: the top retrieved example's program, grounded as deployed
 COPIES = "deployed_copies"  # not injected: the deployed copy agent's whole episode (planner.model_replans' prompt)
-MISTAKES = ("skip_open", "wrong_object", "missing_step", "absent_object", COPY, COPIES, "stop_early")
+MISTAKES = (*INJECTED, COPY, COPIES)
 DEFAULT_MISTAKES = INJECTED[:3]
 DEF_LINE = re.compile(r'^(\w+) = InteractionObject\("([A-Za-z]+)"(.*)\)$')
 
