@@ -89,6 +89,20 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     assert trace.failure is None and moves[-1] == ("Place", first), moves
     assert moves[-4][0] == "Pickup" and moves[-4][1] in crowded.children
     assert moves[-3][0] == "Place" and moves[-3][1] != first and moves[-2] == moves[0]  # the mug again
+    # over capacity (a loaf sliced on it leaves more pieces than places): as many move as it takes
+    extra = next(o for o in fillers[crowded.type.capacity - len(crowded.children):] if o.parent != first)
+    world.objects[extra.parent].children.remove(extra.object_id)
+    extra.parent = first
+    crowded.children.append(extra.object_id)
+    assert len(crowded.children) == crowded.type.capacity + 1
+    ex = executor(world, precondition_checks=True)
+    trace = ex.run(named)
+    moves = [a for a in trace.primitive_actions if a[0] in ("Pickup", "Place")]
+    assert trace.failure is None and moves[-1] == ("Place", first), moves
+    picked = [t for a, t in moves if a == "Pickup"]
+    assert len(picked) == 4 and picked[0] == picked[3] and set(picked[1:3]) <= set(crowded.children), moves
+    after = ex.sim.world.objects[first].children
+    assert len(after) == crowded.type.capacity and not set(picked[1:3]) & set(after)
     # nothing of another class to move (a second slice for a full toaster): the simulator's message
     two_slices = toast_program(kitchen).replace("toaster.toggle_on()", "").replace(
         'toast.change_state("toasted", True)',

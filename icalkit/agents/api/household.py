@@ -333,16 +333,17 @@ def _with_room(rt: ApiRuntime, receptacle: InteractionObject, target: SimObject,
 
 
 def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
-    """A full ``target`` gets room for the held ``obj``: one of its objects of another class (never
-    one like ``obj``, which the program may have put there) moves to a free surface, and ``obj`` is
-    taken up again. None to move: the place fails with the simulator's own message."""
-    if len(target.children) < target.type.capacity:
-        return
+    """A full ``target`` gets room for the held ``obj``: its objects of another class (never one
+    like ``obj``, which the program may have put there) move to free surfaces, the last first,
+    until one place is free (slicing a loaf on a table can leave it over capacity), and ``obj`` is
+    taken up again. Too few to move: the place fails with the simulator's own message."""
     others = [rt.world.objects[c] for c in target.children if rt.world.objects[c].object_type != obj.object_type]
-    if not others:
+    excess = len(target.children) - target.type.capacity + 1
+    if excess <= 0 or len(others) < excess:
         return
-    _take(rt, others[-1])  # puts ``obj`` down first
-    rt.interact("Place", _free_surface(rt, others[-1], avoid=target))
+    for other in others[::-1][:excess]:
+        _take(rt, other)  # puts ``obj`` down first
+        rt.interact("Place", _free_surface(rt, other, avoid=target))
     _take(rt, obj)
 
 
