@@ -442,3 +442,45 @@ def test_silent_next_copy_goes_on_after_a_copy_that_ends_without_an_error(coffee
                             "oracle_goal_feedback")):
         with pytest.raises(ValueError, match=match):
             PlannerConfig(mode="copy", **bad_cfg).validate()
+
+
+def test_end_state_goes_on_while_the_room_misses_the_copied_demonstrations_end_state(coffee_memory, tmp_path, embedder):
+    """planner.silent_next_copy=end_state: the next copy runs after a silent copy only while the room does
+    not meet the end state the copied demonstration reached (here a mug full of coffee in the machine)."""
+    from icalkit.agents.context import full_state
+    from icalkit.agents.feedback import NEXT_COPY_TEXT
+    from icalkit.data_gen.ical_steps import execute
+
+    _, examples, env = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    partial = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
+    good = examples[0].revised_program
+    own = sample_tasks(["Coffee"], 4, "train", 0)[0]
+    assert own.task_id == examples[0].task_id
+    env.reset(options={"task": own})
+    start = full_state(env.sim.world)
+    made = execute(env, own, good)  # the demonstration's own run: its start state and its changes
+    assert made.success
+
+    def run(programs: list[str], demo_states: list[bool]):
+        mem = ExampleMemory(tmp_path / f"end{len(list(tmp_path.iterdir()))}.db", embedder)
+        ranked = [Example(task_id=ex.task_id, task_type="Coffee", instruction="Make coffee", revised_program=p,
+                          **({"initial_state": start, "observed_changes": made.changes} if with_state else {}))
+                  for ex, p, with_state in zip(examples, programs, demo_states, strict=False)]
+        mem.add_many(ranked)
+        mem.set_transfer_scores({ex.example_id: [3 - i, 3] for i, ex in enumerate(ranked)})  # in this order
+        cfg = PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=3, transfer_order=True, copy_fallback=True,
+                            max_replans=2, silent_next_copy="end_state")
+        return Planner(None, mem, cfg).run_episode(task, Simulator(build_world(task)))
+
+    # the first copy only picks the mug up, where its demonstration filled it at the machine: go on
+    more = run([partial, good, partial], [True, True, True])
+    assert more.success and more.attempts == 2 and more.failed_attempts == 0
+    assert more.errors[0].startswith(NEXT_COPY_TEXT) and "Mug" in more.errors[0] and "coffee" in more.errors[0]
+    # the room meets the end state after the good copy: the third (partial) copy does not run
+    assert more.programs[-1] != partial
+    finished = run([good, good + "\n", partial], [True, True, True])
+    assert finished.success and finished.attempts == 1 and finished.errors == []
+    # a demonstration with no recorded changes sets no check: the silent copy ends the episode
+    unknown = run([partial, good], [False, True])
+    assert not unknown.success and unknown.attempts == 1

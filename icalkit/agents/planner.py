@@ -45,6 +45,7 @@ from icalkit.agents.context import (
     task_text,
     transfer_rate,
 )
+from icalkit.agents.demo_end_state import room_unmet
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
@@ -190,6 +191,7 @@ class Planner:
         # ``copy`` mode: the prompt the last episode ended without asking because no model re-plan was left
         # (after an error, or a copy's silent end with review_done); the ``deployed_copies`` pairs' prompts
         self.unasked_replan: list[dict] | None = None
+        self.copied: dict[str, dict[str, str]] = {}  # example id -> the class renaming its last copy ran with
 
     # ---------------------------------------------------------------- retrieval
     def retrieve(self, task: Task, state: dict, frame: Any = None,
@@ -293,14 +295,17 @@ class Planner:
         """The first example's program as the answer, re-grounded as configured, its examples and the
         prompt a model would have had (for ``ground_ids``)."""
         program = example_program(examples[0]) if examples else ""
+        mapping: dict[str, str] = {}
         if self.cfg.oracle_reground and program:
-            program = replace_classes(program, reground_target(examples[0], task, program) or {})
+            mapping = reground_target(examples[0], task, program) or {}
         elif self.cfg.mention_reground and program:
-            program = replace_classes(program, mention_replacements(
-                examples[0], task.dialogue or [task.instruction], executor.runtime.known_types(),
-                self._mention_embedder()))
+            mapping = mention_replacements(examples[0], task.dialogue or [task.instruction],
+                                           executor.runtime.known_types(), self._mention_embedder())
         elif self.cfg.reground and program:
-            program = replace_classes(program, self.replacements(task, executor, examples[0], stats))
+            mapping = self.replacements(task, executor, examples[0], stats)
+        program = replace_classes(program, mapping)
+        if examples:
+            self.copied[examples[0].example_id] = mapping  # for silent_next_copy=end_state
         prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []
         return (Answer({"Program": program}, program) if program.strip()
                 else Answer(None, "", "no example was retrieved to copy")), examples, prompt
@@ -328,19 +333,28 @@ class Planner:
         return (*self.copy(task, executor, rest[0], stats), rest[1:])
 
     def copy_more(self, task: Task, executor: Executor, examples: list[Any], program: str, completed: str,
-                  stats: CallStats) -> bool:
-        """``silent_next_copy``: whether a copy that ended without an error is followed by the next one —
-        always, or unless the model's review (the ``review_done`` prompt) answers the empty program. Only
-        the answer's start is generated (``REVIEW_DECISION_TOKENS``, not re-asked): an answer that is
-        unreadable, or whose code block is not closed (cut there), counts as work left, as a program does."""
+                  stats: CallStats) -> str | None:
+        """``silent_next_copy``: why a copy that ended without an error is followed by the next one, or None
+        when it is not — always; while the room does not meet the copied demonstration's end state
+        (``end_state``, :mod:`icalkit.agents.demo_end_state`: the unmet checks are the reason); or unless
+        the model's review (the ``review_done`` prompt) answers the empty program. Only the answer's start
+        is generated (``REVIEW_DECISION_TOKENS``, not re-asked): an answer that is unreadable, or whose
+        code block is not closed (cut there), counts as work left, as a program does."""
+        if self.cfg.silent_next_copy == "always":
+            return NEXT_COPY_TEXT
+        if self.cfg.silent_next_copy == "end_state":
+            left = room_unmet(examples[0], self.copied.get(examples[0].example_id, {}), executor.sim.world,
+                              executor.runtime.calls, task.dialogue or [task.instruction],
+                              executor.runtime.known_types(), self._mention_embedder())
+            return f"{NEXT_COPY_TEXT}: not yet {left[0]}" if left else None
         if self.cfg.silent_next_copy != "review":
-            return self.cfg.silent_next_copy == "always"
+            return None
         prompt = self._replan_prompt(task, executor, examples, program, completed, REVIEW_TEXT)
         answer = self.llm.ask([prompt], self._parse, self.t_replan.prompt_id, [stats],
                               max_new_tokens=REVIEW_DECISION_TOKENS, reask=False)[0]
         left = self._program_of(answer)
         done = left is not None and not ast.parse(left).body and answer.text.count("```") >= 2  # closed, empty
-        return not done
+        return None if done else NEXT_COPY_TEXT
 
     def replacements(self, task: Task, executor: Executor, example: Any, stats: CallStats) -> dict[str, str]:
         """The model's answer to ``planner_reground``: which of ``example``'s classes stand for the task's."""
@@ -363,6 +377,7 @@ class Planner:
         start = time.perf_counter()
         stats = CallStats()
         self.unasked_replan = None
+        self.copied = {}
         executor = Executor(env, self.limits)
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
@@ -398,14 +413,14 @@ class Planner:
                 completed = "\n".join(x for x in (completed, done) if x.strip())
                 review = (error is None and self.cfg.review_done and not reviewed  # copy mode: a copy's, one of model_replans
                           and (not revisions if self.cfg.mode == "copy" else attempt < self.cfg.max_replans))
-                more = (error is None and bool(rest) and attempt < self.cfg.max_replans  # silent_next_copy
-                        and self.copy_more(task, executor, examples, last_program, completed, stats))
+                more = (self.copy_more(task, executor, examples, last_program, completed, stats)  # silent_next_copy
+                        if error is None and rest and attempt < self.cfg.max_replans else None)
                 if trace.success and not review and not more:  # a review is asked whether or not the task is done
                     break
                 if error is None and not trace.success and self.cfg.oracle_goal_feedback:
                     error = goal_feedback(trace)
                 if more and error is None:  # not a failed attempt: the agent goes on copying
-                    error = NEXT_COPY_TEXT
+                    error = more
                 elif error is None:  # the program ended and the agent believes the task is done
                     if not review:
                         break

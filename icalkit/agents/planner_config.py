@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PLANNER_MODES = ("ical", "zero_shot", "rerank", "flat", "copy")
-SILENT_NEXT_COPY = ("", "always", "review")
+SILENT_NEXT_COPY = ("", "always", "end_state", "review")
 
 
 @dataclass
@@ -85,7 +85,9 @@ class PlannerConfig:
             is followed by the next copy as a failed one is (up to ``max_replans`` copies), because
             the agent cannot tell a finished task from one a copy left unfinished (fewer slices,
             one pot of two). ``always``: every time, whether or not the task is done (the
-            simulator's success does not stop the episode early); ``review``: the model is asked
+            simulator's success does not stop the episode early); ``end_state``: while the room does
+            not meet the end state the copied demonstration reached, its classes renamed as the copy's
+            (:mod:`~icalkit.agents.demo_end_state`; no model); ``review``: the model is asked
             the review (:data:`~icalkit.agents.feedback.REVIEW_TEXT`) and the next copy runs unless
             it answers the empty program (done) — its own program is never run; an unreadable
             answer, or one cut before its code block closes, counts as "not done". ``""``: off (the

@@ -197,15 +197,16 @@ def execute(env: Any, task: Task, program: str, limits: ExecutorLimits | None = 
     return Execution(trace, state_changes(before, full_state(env.sim.world)), obs.get("rgb"))
 
 
-def state_changes(before: dict[str, dict], after: dict[str, dict], limit: int = 60) -> list[dict[str, Any]]:
-    """Attribute changes ``{"object", "attribute", "before", "after"}`` between two states."""
+def state_changes(before: dict[str, dict], after: dict[str, dict]) -> list[dict[str, Any]]:
+    """Attribute changes ``{"object", "attribute", "before", "after"}`` between two states, all of them
+    (an example's end state is rebuilt from them: :mod:`icalkit.agents.demo_end_state`)."""
     out = []
     for oid in sorted(set(before) | set(after)):
         a, b = before.get(oid, {}), after.get(oid, {})
         for attr in sorted(set(a) | set(b)):
             if attr != "label" and a.get(attr) != b.get(attr):
                 out.append({"object": oid, "attribute": attr, "before": a.get(attr), "after": b.get(attr)})
-    return out[:limit]
+    return out
 
 
 def changes_text(changes: list[dict[str, Any]], limit: int = 20) -> str:

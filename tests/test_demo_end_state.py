@@ -1,0 +1,111 @@
+"""The end state a copied demonstration reached, as checks on the room (planner.silent_next_copy=end_state)."""
+
+from __future__ import annotations
+
+from icalkit.agents.demo_end_state import (
+    Check,
+    demo_checks,
+    end_state,
+    program_placements,
+    renamed,
+    unmet,
+    unnamed_in_episode,
+)
+from icalkit.memory.example import Example
+
+PROGRAM = """\
+bowl = InteractionObject("Bowl", object_instance="Bowl_1")
+bowl_2 = InteractionObject("Bowl", object_instance="Bowl_2")
+sink = InteractionObject("SinkBasin")
+bowl.pickup_and_place(sink)
+bowl_2.pickup_and_place(sink)
+apple = InteractionObject("Apple")
+apple.slice()
+piece = InteractionObject("AppleSliced", parent_object=apple)
+plate = InteractionObject("Plate")
+piece.pickup_and_place(plate)
+"""
+
+
+def change(obj: str, attr: str, before, after) -> dict:
+    return {"object": obj, "attribute": attr, "before": before, "after": after}
+
+
+def demo() -> Example:
+    """Two dirty bowls washed in the sink; an apple cut on the table, one piece put on the clean plate."""
+    start = {"Bowl_1": {"label": "Bowl", "dirty": True, "parent": "CounterTop_1"},
+             "Bowl_2": {"label": "Bowl", "dirty": True, "parent": "Shelf_1"},
+             "Plate_1": {"label": "Plate", "dirty": False, "parent": "CounterTop_1"},
+             "Apple_1": {"label": "Apple", "sliced": False, "cooked": False, "parent": "DiningTable_1"},
+             "SinkBasin_1": {"label": "SinkBasin", "parent": None}}
+    changes = [change("Bowl_1", "dirty", True, False), change("Bowl_1", "parent", "CounterTop_1", "SinkBasin_1"),
+               change("Bowl_2", "dirty", True, False), change("Bowl_2", "parent", "Shelf_1", "SinkBasin_1"),
+               change("Apple_1", "sliced", False, None), change("Apple_1", "cooked", False, None),
+               change("Apple_1", "parent", "DiningTable_1", None)]
+    for i, parent in enumerate(("Plate_1", "DiningTable_1", "DiningTable_1"), 1):
+        changes += [change(f"AppleSliced_{i}", "sliced", None, True), change(f"AppleSliced_{i}", "cooked", None, False),
+                    change(f"AppleSliced_{i}", "parent", None, parent)]
+    return Example(task_id="t", task_type="x", instruction="x", initial_state=start, observed_changes=changes,
+                   revised_program=PROGRAM)
+
+
+def test_the_end_state_applies_the_changes_and_drops_what_was_sliced_away() -> None:
+    ex = demo()
+    end = end_state(ex.initial_state, ex.observed_changes)
+    assert "Apple_1" not in end and end["AppleSliced_1"] == {"sliced": True, "cooked": False, "parent": "Plate_1"}
+    assert end["Bowl_2"]["dirty"] is False and end["Bowl_2"]["parent"] == "SinkBasin_1"
+    assert program_placements(PROGRAM) == {("Bowl", "SinkBasin"), ("AppleSliced", "Plate")}
+    assert program_placements("def (") == set()
+    assert renamed("AppleSliced", {"Apple": "Tomato"}) == "TomatoSliced" and renamed("Plate", {}) == "Plate"
+
+
+def test_checks_of_the_demonstration_and_a_room_that_meets_them_or_not() -> None:
+    checks = demo_checks(demo(), PROGRAM, {"Apple": "Tomato", "Bowl": "Pot"})
+    by_text = {c.text(): c for c in checks}
+    assert "every Pot (dirty=False)" in by_text  # both of its bowls ended clean: all of them
+    assert "every Pot (dirty=False) on a SinkBasin" in by_text
+    assert "each acted-on Plate (dirty=False)" in by_text  # the plate it served on was clean
+    # one of the three pieces was put on the plate; the two cut on the table are not placements
+    assert "1 or more TomatoSliced (cooked=False, sliced=True) on a Plate (dirty=False)" in by_text, by_text
+
+    def room(pot2_dirty: bool, plate_dirty: bool, pieces_on_plate: int) -> dict:
+        state = {"Pot_1": {"dirty": False, "parent": "SinkBasin_1"},
+                 "Pot_2": {"dirty": pot2_dirty, "parent": "SinkBasin_1" if not pot2_dirty else "Stove_1"},
+                 "Plate_1": {"dirty": plate_dirty, "parent": "CounterTop_1"},
+                 "SinkBasin_1": {"parent": None}, "CounterTop_1": {"parent": None}, "Stove_1": {"parent": None}}
+        for i in range(3):
+            state[f"TomatoSliced_{i}"] = {"sliced": True, "cooked": False,
+                                          "parent": "Plate_1" if i < pieces_on_plate else "CounterTop_1"}
+        return state
+
+    acted = {"Pot_1", "Plate_1", "TomatoSliced_0"}
+    assert unmet(checks, room(False, False, 1), acted) == []
+    left = {c.text() for c in unmet(checks, room(True, False, 1), acted)}
+    assert left == {"every Pot (dirty=False)", "every Pot (dirty=False) on a SinkBasin"}  # a second pot, dirty
+    left = {c.text() for c in unmet(checks, room(False, True, 1), acted)}  # the piece on a dirty plate
+    assert left == {"each acted-on Plate (dirty=False)",
+                    "1 or more TomatoSliced (cooked=False, sliced=True) on a Plate (dirty=False)"}
+    assert [c.text() for c in unmet(checks, room(False, False, 0), acted)] == \
+        ["1 or more TomatoSliced (cooked=False, sliced=True) on a Plate (dirty=False)"]
+    # a plate nobody acted on may be dirty: "each acted-on" is the episode's own plate
+    assert unmet([Check("Plate", (("dirty", False),))], room(False, True, 1), set()) == []
+
+
+def test_a_demonstration_without_recorded_changes_has_no_checks() -> None:
+    assert demo_checks(Example(task_id="t", task_type="x", instruction="x", revised_program=PROGRAM), PROGRAM, {}) == []
+
+
+def test_objects_the_dialogue_names_that_the_episode_never_acted_on() -> None:
+    """A salad with a cooked potato slice, copied from a demonstration without one: the potato the
+    dialogue names was never acted on. Near-names ("mug" for the Cup), pieces, furniture and the objects
+    acted on do not count."""
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    dialogue = [("Commander", "make a salad: a slice of lettuce and a cooked slice of potato on a plate"),
+                ("Driver", "done, and the mug?"), ("Commander", "the knife is by the sink")]
+    room = ["Lettuce", "LettuceSliced", "Potato", "PotatoSliced", "Plate", "Cup", "Knife", "SinkBasin", "Mug"]
+    embedder = SentenceTransformerEmbedder()
+    acted = ["LettuceSliced_2", "Plate_1", "Knife_1", "Mug_1"]
+    assert unnamed_in_episode(dialogue, room, acted, embedder) == ["Potato"]
+    assert unnamed_in_episode(dialogue, room, [*acted, "PotatoSliced_3"], embedder) == []  # a piece of it
+    assert unnamed_in_episode(dialogue, room, acted[:1], embedder) == ["Knife", "Mug", "Plate", "Potato"]
