@@ -241,7 +241,8 @@ def phase_eval(args: argparse.Namespace) -> dict:
                   "first_program_as_oracle": {"oracle": args.oracle_method,
                                               "methods": same_first_program(args.eval_dirs, args.oracle_method)},
                   # the same methods on valid_seen where the runs hold it (a second split, for the caveats)
-                  "valid_seen": method_figures(args.eval_dirs, trained, "valid_seen")}
+                  "valid_seen": method_figures(args.eval_dirs, trained, "valid_seen"),
+                  **silent_ends(args)}
     earlier = earlier_entries("evaluation", evaluation, "eval_dirs",
                               carry=("trained_types_sr", "heldout_types_sr", "heldout_choices"))
     return {"evaluation": evaluation, "earlier_evaluations": earlier,
@@ -306,6 +307,20 @@ def split_records(eval_dirs: list[str], split: str = "valid_unseen") -> list[dic
     """The episodes of ``split`` (valid_unseen by default) in the runs' episodes.jsonl."""
     return [r for run in eval_dirs for line in (Path(run) / "episodes.jsonl").open()
             if (r := json.loads(line))["split"] == split]
+
+
+def silent_ends(args: argparse.Namespace) -> dict:
+    """``silent_end_decisions``: per method of the runs that went on copying after a silent end, its
+    decisions there against the ``--next-oracle`` twin's ground truth, per split (none without one)."""
+    from icalkit.agents.feedback import NEXT_COPY_TEXT
+    from icalkit.eval.silent_ends import silent_end_decisions
+
+    if not args.next_oracle:
+        return {}
+    runs = {split: split_records(args.eval_dirs, split) for split in ("valid_unseen", "valid_seen")}
+    going = dict.fromkeys(r["method"] for rs in runs.values() for r in rs if any(e.startswith(NEXT_COPY_TEXT) for e in r["errors"]))
+    return {"silent_end_decisions": {"oracle": args.next_oracle, **{name: {split: silent_end_decisions(
+        rs, name, args.next_oracle) for split, rs in runs.items() if rs} for name in going}}}
 
 
 def same_first_program(eval_dirs: list[str], oracle: str) -> dict[str, list[int]]:
@@ -403,7 +418,7 @@ def phase_copies(args: argparse.Namespace) -> dict:
                                          for d, s in summaries.items()}}
                           if summaries else {}),
                        **({"memories": {m: memory_build(m) for m in args.memory_runs}} if args.memory_runs else {}),
-                       **({"note": args.note} if args.note else {})}}
+                       **silent_ends(args), **({"note": args.note} if args.note else {})}}
 
 
 def phase_demo(args: argparse.Namespace) -> dict:
@@ -458,6 +473,8 @@ def main() -> None:
                         "whose first programs the other methods' are compared with")
     parser.add_argument("--copy-method", default="copy_grounded", help="eval: the no-model method whose per-type "
                         "successes give the held-out SR of every other choice of held-out types")
+    parser.add_argument("--next-oracle", default="", help="eval, copies: the silent_next_copy methods' twin with "
+                        "oracle_goal_feedback (copy_next_oracle), whose episodes judge their decisions after a silent copy")
     parser.add_argument("--recommended", default="fine_tuned", help="method (name in the eval runs) the README recommends")
     parser.add_argument("--config", default="configs/finetune_rag.yaml", help="gradient: the recommended training config")
     parser.add_argument("--dataset", default="runs/finetune_rag/data/dataset", help="gradient: its pairs")

@@ -109,3 +109,29 @@ def test_objects_the_dialogue_names_that_the_episode_never_acted_on() -> None:
     assert unnamed_in_episode(dialogue, room, acted, embedder) == ["Potato"]
     assert unnamed_in_episode(dialogue, room, [*acted, "PotatoSliced_3"], embedder) == []  # a piece of it
     assert unnamed_in_episode(dialogue, room, acted[:1], embedder) == ["Knife", "Mug", "Plate", "Potato"]
+
+
+def test_silent_end_decisions_are_judged_by_the_oracle_twin_on_the_same_copies() -> None:
+    from icalkit.agents.feedback import NEXT_COPY_TEXT, NOT_DONE_TEXT
+    from icalkit.eval.silent_ends import silent_end_decisions
+
+    def rec(method: str, task: str, programs: list[str], errors: list[str]) -> dict:
+        return {"method": method, "task_id": task, "programs": programs, "errors": errors}
+
+    go, not_done, failed = f"{NEXT_COPY_TEXT}: not yet every Pot", f"{NOT_DONE_TEXT} (1 of 2)", "Code failed at line 1"
+    records = [
+        # unfinished after a, and it went on; finished after b, and it stopped
+        rec("m", "t1", ["a", "b"], [go]), rec("o", "t1", ["a", "b"], [not_done]),
+        # finished after a, yet it went on; c is not what the twin ran next: no judgement after it
+        rec("m", "t2", ["a", "c"], [go]), rec("o", "t2", ["a"], []),
+        # a failed copy decides nothing; then unfinished, and it stopped
+        rec("m", "t3", ["x", "a"], [failed]), rec("o", "t3", ["x", "a", "b"], [failed, not_done]),
+        # unfinished after a, it went on; unfinished after b, it stopped
+        rec("m", "t4", ["a", "b"], [go]), rec("o", "t4", ["a", "b"], [not_done, not_done]),
+        rec("m", "t5", ["a"], []),  # no twin
+    ]
+    assert silent_end_decisions(records, "m", "o", max_replans=3) == {
+        "finished_stop": 1, "finished_go_on": 1, "unfinished_go_on": 2, "unfinished_stop": 2}
+    # the last copy max_replans allows decides nothing: only the first copies count
+    assert silent_end_decisions(records, "m", "o", max_replans=1) == {
+        "finished_stop": 0, "finished_go_on": 1, "unfinished_go_on": 2, "unfinished_stop": 0}

@@ -21,6 +21,7 @@ REVIEW_TEXT = ("The program ran to its end without an error. Compare the current
                "write a program for what is left to do, or an empty program if the task is complete.")
 DONE_PROGRAM = "# the task is complete"  # the answer to REVIEW_TEXT when nothing is left
 NEXT_COPY_TEXT = "The program ran to its end without an error; the next example is copied too"  # silent_next_copy
+NOT_DONE_TEXT = "The task is not done yet"  # goal_feedback (the simulator's ground truth)
 
 
 def action_feedback(trace: Trace) -> str | None:
@@ -46,9 +47,9 @@ def goal_feedback(trace: Trace, max_items: int = 5) -> str | None:
     descs = [d.strip() for d in goal.failure_descs if d.strip()][:max_items]
     done = f"{goal.satisfied} of {goal.total} goal conditions hold"
     if not descs:
-        return f"The task is not done yet ({done})."
+        return f"{NOT_DONE_TEXT} ({done})."
     text = " ".join(d if d.endswith((".", "!", "?")) else d + "." for d in descs)
-    return f"The task is not done yet ({done}): {text}"
+    return f"{NOT_DONE_TEXT} ({done}): {text}"
 
 
 def program_feedback(trace: Trace) -> str:
