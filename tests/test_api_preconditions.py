@@ -90,7 +90,7 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     assert moves[-4][0] == "Pickup" and moves[-4][1] in crowded.children
     assert moves[-3][0] == "Place" and moves[-3][1] != first and moves[-2] == moves[0]  # the mug again
     # over capacity (a loaf sliced on it leaves more pieces than places): as many move as it takes
-    extra = next(o for o in fillers[crowded.type.capacity - len(crowded.children):] if o.parent != first)
+    extra = next(o for o in fillers if o.parent != first)
     world.objects[extra.parent].children.remove(extra.object_id)
     extra.parent = first
     crowded.children.append(extra.object_id)
@@ -103,6 +103,16 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     assert len(picked) == 4 and picked[0] == picked[3] and set(picked[1:3]) <= set(crowded.children), moves
     after = ex.sim.world.objects[first].children
     assert len(after) == crowded.type.capacity and not set(picked[1:3]) & set(after)
+    # too few of another class to free a place (the rest are mugs, which the program may have put there):
+    # nothing moves, and the place fails with the simulator's message
+    mug = next(o.object_id for o in world.objects.values() if o.object_type == "Mug")
+    for o in [world.objects[c] for c in crowded.children[1:]]:
+        o.object_type = "Mug"
+    trace = executor(world, precondition_checks=True).run(named.replace("InteractionObject('Mug')",
+                                                                        f"InteractionObject('Mug', object_instance={mug!r})"))
+    moves = [a for a in trace.primitive_actions if a[0] in ("Pickup", "Place")]
+    assert "The CounterTop is full right now" in trace.failure.message
+    assert moves == [("Pickup", mug), ("Place", first)], moves  # nothing else was picked up: the failed place
     # nothing of another class to move (a second slice for a full toaster): the simulator's message
     two_slices = toast_program(kitchen).replace("toaster.toggle_on()", "").replace(
         'toast.change_state("toasted", True)',

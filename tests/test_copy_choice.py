@@ -477,8 +477,7 @@ def test_end_state_goes_on_while_the_room_misses_the_copied_demonstrations_end_s
     more = run([partial, good, partial], [True, True, True])
     assert more.success and more.attempts == 2 and more.failed_attempts == 0
     assert more.errors[0].startswith(NEXT_COPY_TEXT) and "Mug" in more.errors[0] and "coffee" in more.errors[0]
-    # the room meets the end state after the good copy: the third (partial) copy does not run
-    assert more.programs[-1] != partial
+    # the room meets the end state after the good copy: the third (partial) copy does not run (attempts == 2)
     finished = run([good, good + "\n", partial], [True, True, True])
     assert finished.success and finished.attempts == 1 and finished.errors == []
     # a demonstration with no recorded changes sets no check: the silent copy ends the episode

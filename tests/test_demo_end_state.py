@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from icalkit.agents.demo_end_state import (
     Check,
+    acted_on,
     demo_checks,
     end_state,
     program_placements,
@@ -60,13 +63,14 @@ def test_the_end_state_applies_the_changes_and_drops_what_was_sliced_away() -> N
 
 
 def test_checks_of_the_demonstration_and_a_room_that_meets_them_or_not() -> None:
-    checks = demo_checks(demo(), PROGRAM, {"Apple": "Tomato", "Bowl": "Pot"})
-    by_text = {c.text(): c for c in checks}
-    assert "every Pot (dirty=False)" in by_text  # both of its bowls ended clean: all of them
-    assert "every Pot (dirty=False) on a SinkBasin" in by_text
-    assert "each acted-on Plate (dirty=False)" in by_text  # the plate it served on was clean
-    # one of the three pieces was put on the plate; the two cut on the table are not placements
-    assert "1 or more TomatoSliced (cooked=False, sliced=True) on a Plate (dirty=False)" in by_text, by_text
+    checks = demo_checks(demo(), {"Apple": "Tomato", "Bowl": "Pot"})
+    assert sorted(c.text() for c in checks) == [
+        # one of the three pieces was put on the plate; the two cut on the table are not placements
+        "1 or more TomatoSliced (cooked=False, sliced=True) on a Plate (dirty=False)",
+        "each acted-on Plate (dirty=False)",  # the plate it served on was clean
+        "each acted-on TomatoSliced (cooked=False, sliced=True)",  # cut by it: no "every" for the pieces
+        "every Pot (dirty=False)",  # it washed both of its bowls: all of them
+        "every Pot (dirty=False) on a SinkBasin"]  # and moved both to the sink
 
     def room(pot2_dirty: bool, plate_dirty: bool, pieces_on_plate: int) -> dict:
         state = {"Pot_1": {"dirty": False, "parent": "SinkBasin_1"},
@@ -91,8 +95,34 @@ def test_checks_of_the_demonstration_and_a_room_that_meets_them_or_not() -> None
     assert unmet([Check("Plate", (("dirty", False),))], room(False, True, 1), set()) == []
 
 
+def test_every_needs_the_demonstration_to_have_made_it_so() -> None:
+    """Two plates clean from the start are no "every plate clean"; a knife put beside one that lay there
+    is no "every knife there"; a receptacle the state does not hold is no error."""
+    ex = demo()
+    ex.initial_state["Plate_2"] = {"label": "Plate", "dirty": False, "parent": "Shelf_1"}
+    ex.initial_state["Knife_1"] = {"label": "Knife", "parent": "CounterTop_1"}
+    ex.initial_state["Knife_2"] = {"label": "Knife", "parent": "DiningTable_1"}
+    ex.observed_changes.append(change("Knife_2", "parent", "DiningTable_1", "CounterTop_1"))
+    ex.revised_program += 'knife = InteractionObject("Knife")\ncounter = InteractionObject("CounterTop")\nknife.place(counter)\n'
+    texts = {c.text() for c in demo_checks(ex, {})}
+    assert "each acted-on Plate (dirty=False)" in texts and "every Plate (dirty=False)" not in texts
+    assert "1 or more Knife on a CounterTop" in texts and not any(t.startswith("every Knife") for t in texts)
+    bare = Example(task_id="t", task_type="x", instruction="x", revised_program=PROGRAM,
+                   observed_changes=[change("Bowl_1", "parent", "Shelf_1", "SinkBasin_1")])
+    assert [c.text() for c in demo_checks(bare, {})] == ["1 or more Bowl on a SinkBasin"]
+
+
+def test_the_episode_acted_on_what_changed_and_where_it_went() -> None:
+    start = {"Pot_1": {"dirty": True, "parent": "Stove_1"}, "Sink_1": {"parent": None},
+             "Plant_1": {"filled": False, "parent": "Floor_1"}, "Cup_1": {"parent": "Shelf_1"}}
+    now = {"Pot_1": {"dirty": False, "parent": "Sink_1"}, "Sink_1": {"parent": None},
+           "Plant_1": {"filled": True, "parent": "Floor_1"}, "Cup_1": {"parent": "Shelf_1"},
+           "TomatoSliced_1": {"parent": "Sink_1"}}
+    assert acted_on(start, now) == {"Pot_1", "Sink_1", "Plant_1", "TomatoSliced_1"}  # watered, not moved
+
+
 def test_a_demonstration_without_recorded_changes_has_no_checks() -> None:
-    assert demo_checks(Example(task_id="t", task_type="x", instruction="x", revised_program=PROGRAM), PROGRAM, {}) == []
+    assert demo_checks(Example(task_id="t", task_type="x", instruction="x", revised_program=PROGRAM), {}) == []
 
 
 def test_objects_the_dialogue_names_that_the_episode_never_acted_on() -> None:
@@ -128,10 +158,14 @@ def test_silent_end_decisions_are_judged_by_the_oracle_twin_on_the_same_copies()
         rec("m", "t3", ["x", "a"], [failed]), rec("o", "t3", ["x", "a", "b"], [failed, not_done]),
         # unfinished after a, it went on; unfinished after b, it stopped
         rec("m", "t4", ["a", "b"], [go]), rec("o", "t4", ["a", "b"], [not_done, not_done]),
-        rec("m", "t5", ["a"], []),  # no twin
+            rec("m", "t5", ["a"], []),  # no twin
+        # it stopped, but no candidate was left to copy: nothing was decided
+        {**rec("m", "t6", ["a"], []), "copies_left": 0}, rec("o", "t6", ["a"], []),
     ]
     assert silent_end_decisions(records, "m", "o", max_replans=3) == {
         "finished_stop": 1, "finished_go_on": 1, "unfinished_go_on": 2, "unfinished_stop": 2}
     # the last copy max_replans allows decides nothing: only the first copies count
     assert silent_end_decisions(records, "m", "o", max_replans=1) == {
         "finished_stop": 0, "finished_go_on": 1, "unfinished_go_on": 2, "unfinished_stop": 0}
+    with pytest.raises(ValueError, match="no episode of the oracle twin"):
+        silent_end_decisions(records, "m", "copy_next_oracle")

@@ -29,7 +29,7 @@ def task_text(task: Task, use_dialogue: bool = True) -> str:
 
 
 def full_state(world: World) -> dict[str, dict]:
-    """Attribute dicts of every object that is not inside a closed container or held."""
+    """Attribute dicts of every object of the world (those in closed containers and the held one too)."""
     return object_state_dict(world, list(world.objects))
 
 

@@ -5,22 +5,29 @@ A copy that ends without an error may have left the task unfinished: the new roo
 a dirty plate, a third remote. The agent is not told. What it has is the copied demonstration: its
 start state and the attribute changes its program made (``Example.initial_state`` and
 ``observed_changes``), so the state it ended in. The goal is inferred from that end state, at the level
-of classes (renamed as the copy's re-grounding renamed them), and checked on the room:
+of classes (renamed as the copy's re-grounding renamed them), and checked on the room
+(:func:`demo_checks`, :func:`unmet`):
 
 - **states**: the goal attributes (dirty, cooked, sliced, filled, liquid, boiled) the objects the
   demonstration acted on ended with (a cleaned pot, the clean plate it served on, a coffee-filled
   mug): the objects of that class the episode acted on must have them too — and every object of the
-  class in the room, when the demonstration's room held two or more and all ended so (wash *all*
-  the dishes);
+  class in the room, when the demonstration's room held two or more, all ended so and it changed one
+  (wash *all* the dishes);
 - **placements**: what the demonstration's program put where (``x.place(y)``,
   ``x.pickup_and_place(y)``) and was still there at the end: at least as many objects of the class on
   a receptacle of that class, the receptacle in the attribute states the demonstration's ended in (the
-  clean plate; pieces cut where they lie are not placements) — or all of them, when its room held
-  two or more and all ended there (put *all* the remotes on the sofa).
+  clean plate; pieces cut where they lie are not placements) — or all of them, when all its objects
+  of the class ended there and it moved two or more (put *all* the remotes on the sofa).
 
-An unmet check means "not finished": the next copy runs. Every check met means finished, which can be
-wrong where the demonstration itself did less than the new task asks (one slice where two are asked):
-those the agent cannot see without reading the numbers in the dialogue.
+A demonstration may also do less than the new dialogue asks (a salad without the potato the dialogue
+wants), so the objects the dialogue names must have been touched by the episode
+(:func:`unnamed_in_episode`). An unmet check means "not finished": the next copy runs. Every check
+met means finished, which can be wrong where the task asks what the demonstration's end state does
+not show (two slices where it served one; everything on one and the same plate).
+
+The room is the executor's world as it is (with the evaluation's oracle object map the agent can name
+every object in it). A memory built before ICAL kept all of an example's changes holds at most 60 of
+them per example: rebuild it (``make pruned-memory pruned-memory-learned``) before using this check.
 """
 
 from __future__ import annotations
@@ -30,14 +37,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from icalkit.agents.context import example_program, full_state
+from icalkit.agents.context import example_program
 from icalkit.agents.mention_grounding import mention_scores
-from icalkit.agents.review_guard import placed_ids
+from icalkit.envs.household.catalog import OBJECT_TYPES, SLICE_PRODUCTS
 
 GOAL_ATTRIBUTES = ("dirty", "cooked", "sliced", "filled", "liquid", "boiled")
 PLACES = frozenset({"place", "pickup_and_place"})
 ALL_FROM = 2  # a demonstration room with this many objects of a class, all ending alike: "all of them"
 NAMED = 0.9  # a mention's similarity to a class's own words ("potato": 1.0; "mug" for the Cup: 0.64)
+WHOLE = {piece: whole for whole, (piece, _) in SLICE_PRODUCTS.items()}  # "TomatoSliced" -> "Tomato"
 
 
 @dataclass(frozen=True)
@@ -115,46 +123,57 @@ def program_placements(program: str) -> set[tuple[str, str]]:
 
 
 def _goal_attrs(state: Mapping[str, dict], ids: Iterable[str]) -> tuple[tuple[str, Any], ...]:
-    """The goal attribute values every object of ``ids`` shares (those they disagree on left out)."""
-    objs = [state[i] for i in ids]
+    """The goal attribute values every object of ``ids`` shares (those they disagree on left out; an id
+    the state lacks does not count)."""
+    objs = [state[i] for i in ids if i in state]
     return tuple((a, objs[0][a]) for a in GOAL_ATTRIBUTES
                  if objs and all(a in o for o in objs) and len({repr(o[a]) for o in objs}) == 1)
 
 
-def demo_checks(example: Any, program: str, mapping: Mapping[str, str]) -> list[Check]:
-    """The checks of ``example``'s end state (its ``initial_state`` and ``observed_changes``), whose
-    ``program`` made them, its classes renamed by ``mapping``."""
-    end = end_state(example.initial_state, example.observed_changes)
+def acted_on(start: Mapping[str, dict], end: Mapping[str, dict]) -> set[str]:
+    """The objects whose state differs between ``start`` and ``end`` (made, changed or moved) and the
+    receptacles they were moved onto: what an episode, or a demonstration, acted on."""
+    changed = {o for o in end if start.get(o) != end[o]}
+    return changed | {p for o in changed if (p := end[o].get("parent")) in end and p != start.get(o, {}).get("parent")}
+
+
+def demo_checks(example: Any, mapping: Mapping[str, str]) -> list[Check]:
+    """The checks of ``example``'s end state (its ``initial_state`` and ``observed_changes``, made by its
+    program), its classes renamed by ``mapping``. "Every" object of a class needs two or more in the
+    demonstration's room: for a state, all ending alike and one of them changed by it (a washed bowl,
+    not two plates clean from the start); for a placement, all ending there and two or more moved there
+    by it (not a knife put beside one that lay there)."""
+    start = example.initial_state
+    end = end_state(start, example.observed_changes)
     by_class: dict[str, list[str]] = {}
     for oid in end:
         by_class.setdefault(class_of(oid), []).append(oid)
-    acted = {c["object"] for c in example.observed_changes if c["object"] in end}
-    acted |= {c["after"] for c in example.observed_changes if c["attribute"] == "parent" and c["after"] in end}
+    acted = acted_on(start, end)
+    made = {class_of(c["object"]) for c in example.observed_changes
+            if c["attribute"] in GOAL_ATTRIBUTES and c["before"] is not None}
     checks = []
     for cls in sorted({class_of(o) for o in acted}):
-        ids = [o for o in acted if class_of(o) == cls]
-        attrs = _goal_attrs(end, ids)
+        attrs = _goal_attrs(end, [o for o in acted if class_of(o) == cls])
         if attrs:
-            every = len(by_class[cls]) >= ALL_FROM and _goal_attrs(end, by_class[cls]) == attrs
+            every = (len(by_class[cls]) >= ALL_FROM and cls in made and _goal_attrs(end, by_class[cls]) == attrs)
             checks.append(Check(renamed(cls, mapping), attrs, every=every))
-    start = example.initial_state
-    for cls, on in sorted(program_placements(program)):
+    for cls, on in sorted(program_placements(example_program(example))):
         there = [o for o in by_class.get(cls, []) if class_of(end[o].get("parent") or "_") == on]
         moved = [o for o in there if end[o]["parent"] not in _origins(start, end, o)]
         if moved:
-            holders = {end[o]["parent"] for o in there}
-            every = len(by_class[cls]) >= ALL_FROM and len(there) == len(by_class[cls])
+            every = len(there) == len(by_class[cls]) and len(moved) >= ALL_FROM
             checks.append(Check(renamed(cls, mapping), _goal_attrs(end, there), renamed(on, mapping),
-                                _goal_attrs(end, holders), len(moved), every))
+                                _goal_attrs(end, {end[o]["parent"] for o in there}), len(moved), every))
     return checks
 
 
 def _origins(start: Mapping[str, dict], end: Mapping[str, dict], oid: str) -> set[Any]:
     """Where ``oid`` was before the demonstration acted: its start parent, or for a piece cut during it
-    the start parents of the objects of its class that were sliced away (a piece is cut where they lay)."""
+    the start parents of the objects it can be cut from that were sliced away (a piece is cut where
+    they lay; one moved and then sliced counts where it was cut, which the end state cannot tell)."""
     if oid in start:
         return {start[oid].get("parent")}
-    whole = class_of(oid).removesuffix("Sliced")
+    whole = WHOLE.get(class_of(oid))
     return {a.get("parent") for o, a in start.items() if o not in end and class_of(o) == whole}
 
 
@@ -183,24 +202,10 @@ def unnamed_in_episode(dialogue: Sequence[Any], room: Iterable[str], acted: Iter
                        min_score: float = NAMED) -> list[str]:
     """The objects the ``dialogue`` names (a pickupable class of the ``room`` whose best span similarity,
     under the mention re-grounding's embedder, is at least ``min_score``: the class's own words) of which
-    the episode acted on none (``acted``: object ids; its pieces count for a sliceable object)."""
-    from icalkit.envs.household.catalog import OBJECT_TYPES
-
-    done = {class_of(o).removesuffix("Sliced") for o in acted}
+    the episode touched none (``acted``: object ids; its pieces count for a sliceable object)."""
+    done = {WHOLE.get(c, c) for c in map(class_of, acted)}
     classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and t.pickupable
-                     and t.kind != "sliced" and c not in done)
+                     and c not in WHOLE and c not in done)
     scores = mention_scores(embedder, dialogue, classes)
     return [c for c in classes if scores[c][1] >= min_score]
 
-
-def room_unmet(example: Any, mapping: Mapping[str, str], world: Any, calls: Sequence[Any],
-               dialogue: Sequence[Any], room: Iterable[str], embedder: Any) -> list[str]:
-    """Why the task may not be finished after the episode's API ``calls``: the checks of ``example``'s
-    end state (its classes renamed by ``mapping``, as its copy ran) that the ``world`` does not meet,
-    then the objects of the ``room`` the ``dialogue`` names that the episode never acted on."""
-    acted = {c.object for c in calls if c.success}
-    acted |= {p for o in placed_ids(calls) if o in world.objects and (p := world.objects[o].parent)}
-    left = [c.text() for c in unmet(demo_checks(example, example_program(example), mapping), full_state(world), acted)]
-    touched = acted | {p.target for c in calls for p in c.primitives if p.success and p.target}
-    return left + [f"acted on the {c} the dialogue names"
-                   for c in unnamed_in_episode(dialogue, room, touched, embedder)]

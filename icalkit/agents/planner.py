@@ -38,6 +38,7 @@ from icalkit.agents.api.household import classes_not_found
 from icalkit.agents.context import (
     example_program,
     format_examples,
+    full_state,
     program_classes,
     retrieval_state,
     retrieval_text,
@@ -45,7 +46,7 @@ from icalkit.agents.context import (
     task_text,
     transfer_rate,
 )
-from icalkit.agents.demo_end_state import room_unmet
+from icalkit.agents.demo_end_state import acted_on, demo_checks, unmet, unnamed_in_episode
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
@@ -106,6 +107,7 @@ class EpisodeResult:
     rerank_scores: list[float] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     oracle: dict[str, bool] = field(default_factory=dict)
+    copies_left: int = 0  # ``copy`` mode: retrieved candidates not copied when the episode ended
     wall_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,6 +194,7 @@ class Planner:
         # (after an error, or a copy's silent end with review_done); the ``deployed_copies`` pairs' prompts
         self.unasked_replan: list[dict] | None = None
         self.copied: dict[str, dict[str, str]] = {}  # example id -> the class renaming its last copy ran with
+        self.start_state: dict[str, dict] = {}  # silent_next_copy=end_state: the room as the episode began
 
     # ---------------------------------------------------------------- retrieval
     def retrieve(self, task: Task, state: dict, frame: Any = None,
@@ -342,10 +345,14 @@ class Planner:
         code block is not closed (cut there), counts as work left, as a program does."""
         if self.cfg.silent_next_copy == "always":
             return NEXT_COPY_TEXT
-        if self.cfg.silent_next_copy == "end_state":
-            left = room_unmet(examples[0], self.copied.get(examples[0].example_id, {}), executor.sim.world,
-                              executor.runtime.calls, task.dialogue or [task.instruction],
-                              executor.runtime.known_types(), self._mention_embedder())
+        if self.cfg.silent_next_copy == "end_state":  # the episode's work against the copied demonstration's
+            now = full_state(executor.sim.world)
+            acted = acted_on(self.start_state, now)
+            left = [c.text() for c in unmet(demo_checks(examples[0], self.copied.get(examples[0].example_id, {})),
+                                            now, acted)]
+            touched = acted | {p.target for c in executor.runtime.calls for p in c.primitives if p.success and p.target}
+            left += [f"acted on the {c} the dialogue names" for c in unnamed_in_episode(
+                task.dialogue or [task.instruction], executor.runtime.known_types(), touched, self._mention_embedder())]
             return f"{NEXT_COPY_TEXT}: not yet {left[0]}" if left else None
         if self.cfg.silent_next_copy != "review":
             return None
@@ -379,6 +386,7 @@ class Planner:
         self.unasked_replan = None
         self.copied = {}
         executor = Executor(env, self.limits)
+        self.start_state = full_state(executor.sim.world) if self.cfg.silent_next_copy == "end_state" else {}
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame, executor.runtime.known_types())
@@ -459,4 +467,4 @@ class Planner:
             programs=programs, errors=errors, rerank_scores=scores, trace=trace_summary(trace),
             oracle={"goal_feedback": self.cfg.oracle_goal_feedback,
                     "object_map": self.limits.api.oracle_object_map, "reground": self.cfg.oracle_reground},
-            wall_s=time.perf_counter() - start)
+            copies_left=len(rest), wall_s=time.perf_counter() - start)

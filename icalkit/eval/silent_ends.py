@@ -5,8 +5,8 @@ Its diagnostic twin with ``planner.oracle_goal_feedback`` (``copy_next_oracle``)
 goes on exactly when the task is unfinished. Up to the first copy where the two episodes' programs
 differ, the twin's record tells whether the task was finished at each silent end: an error naming the
 unmet conditions (:data:`~icalkit.agents.feedback.NOT_DONE_TEXT`) where it was not, the episode's end
-where it was. The last copy ``max_replans`` allows decides nothing and is left out, as are copies that
-failed with an error.
+where it was. Left out, since nothing was decided there: the last copy ``max_replans`` allows, an end
+for want of candidates (the record's ``copies_left`` is 0), and copies that failed with an error.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ def silent_end_decisions(records: Iterable[dict], method: str, oracle: str, max_
     """Counts of :data:`OUTCOMES` over ``method``'s silent ends, judged by the ``oracle`` twin's episodes
     (``records``: episode records of one split holding both methods)."""
     by = {(r["method"], r["task_id"]): r for r in records}
+    if not any(name == oracle for name, _ in by):
+        raise ValueError(f"the records hold no episode of the oracle twin {oracle!r}")
     counts = dict.fromkeys(OUTCOMES, 0)
     for (name, task), rec in by.items():
         twin = by.get((oracle, task))
@@ -33,6 +35,8 @@ def silent_end_decisions(records: Iterable[dict], method: str, oracle: str, max_
             mine, truth = _error(rec, i), _error(twin, i)
             if mine is not None and not mine.startswith(NEXT_COPY_TEXT) or truth is not None and not truth.startswith(NOT_DONE_TEXT):
                 continue  # a copy that failed with an error: no decision
+            if mine is None and i == len(rec["programs"]) - 1 and not rec.get("copies_left", 1):
+                continue  # no candidate was left to copy: no decision either
             finished = "finished" if truth is None else "unfinished"
             counts[f"{finished}_{'stop' if mine is None else 'go_on'}"] += 1
     return counts
