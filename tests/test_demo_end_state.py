@@ -119,6 +119,8 @@ def test_the_episode_acted_on_what_changed_and_where_it_went() -> None:
            "Plant_1": {"filled": True, "parent": "Floor_1"}, "Cup_1": {"parent": "Shelf_1"},
            "TomatoSliced_1": {"parent": "Sink_1"}}
     assert acted_on(start, now) == {"Pot_1", "Sink_1", "Plant_1", "TomatoSliced_1"}  # watered, not moved
+    # an episode's: only what its calls targeted (not the piece that fell in the sink beside the pot)
+    assert acted_on(start, now, ["Pot_1", "Plant_1", "Cup_1"]) == {"Pot_1", "Sink_1", "Plant_1"}
 
 
 def test_a_demonstration_without_recorded_changes_has_no_checks() -> None:
@@ -145,8 +147,9 @@ def test_silent_end_decisions_are_judged_by_the_oracle_twin_on_the_same_copies()
     from icalkit.agents.feedback import NEXT_COPY_TEXT, NOT_DONE_TEXT
     from icalkit.eval.silent_ends import silent_end_decisions
 
-    def rec(method: str, task: str, programs: list[str], errors: list[str]) -> dict:
-        return {"method": method, "task_id": task, "programs": programs, "errors": errors}
+    def rec(method: str, task: str, programs: list[str], errors: list[str], last_failed: bool = False) -> dict:
+        return {"method": method, "task_id": task, "programs": programs, "errors": errors,
+                "trace": [{"success": True}, {"success": not last_failed}]}
 
     go, not_done, failed = f"{NEXT_COPY_TEXT}: not yet every Pot", f"{NOT_DONE_TEXT} (1 of 2)", "Code failed at line 1"
     records = [
@@ -161,6 +164,8 @@ def test_silent_end_decisions_are_judged_by_the_oracle_twin_on_the_same_copies()
             rec("m", "t5", ["a"], []),  # no twin
         # it stopped, but no candidate was left to copy: nothing was decided
         {**rec("m", "t6", ["a"], []), "copies_left": 0}, rec("o", "t6", ["a"], []),
+        # its last copy failed after the task was done (no error recorded): nothing was decided
+        rec("m", "t7", ["a"], [], last_failed=True), rec("o", "t7", ["a"], [], last_failed=True),
     ]
     assert silent_end_decisions(records, "m", "o", max_replans=3) == {
         "finished_stop": 1, "finished_go_on": 1, "unfinished_go_on": 2, "unfinished_stop": 2}

@@ -130,10 +130,13 @@ def _goal_attrs(state: Mapping[str, dict], ids: Iterable[str]) -> tuple[tuple[st
                  if objs and all(a in o for o in objs) and len({repr(o[a]) for o in objs}) == 1)
 
 
-def acted_on(start: Mapping[str, dict], end: Mapping[str, dict]) -> set[str]:
-    """The objects whose state differs between ``start`` and ``end`` (made, changed or moved) and the
-    receptacles they were moved onto: what an episode, or a demonstration, acted on."""
+def acted_on(start: Mapping[str, dict], end: Mapping[str, dict], among: Iterable[str] | None = None) -> set[str]:
+    """The objects whose state differs between ``start`` and ``end`` (made, changed or moved) — of
+    ``among`` only, where given (an episode's: what its calls targeted, not a cup the running faucet
+    filled beside them) — and the receptacles they were moved onto: what was acted on."""
     changed = {o for o in end if start.get(o) != end[o]}
+    if among is not None:
+        changed &= set(among)
     return changed | {p for o in changed if (p := end[o].get("parent")) in end and p != start.get(o, {}).get("parent")}
 
 

@@ -346,11 +346,11 @@ class Planner:
         if self.cfg.silent_next_copy == "always":
             return NEXT_COPY_TEXT
         if self.cfg.silent_next_copy == "end_state":  # the episode's work against the copied demonstration's
-            now = full_state(executor.sim.world)
-            acted = acted_on(self.start_state, now)
+            now, calls = full_state(executor.sim.world), executor.runtime.calls
+            touched = {c.object for c in calls} | {p.target for c in calls for p in c.primitives if p.success and p.target}
+            acted = acted_on(self.start_state, now, touched)
             left = [c.text() for c in unmet(demo_checks(examples[0], self.copied.get(examples[0].example_id, {})),
                                             now, acted)]
-            touched = acted | {p.target for c in executor.runtime.calls for p in c.primitives if p.success and p.target}
             left += [f"acted on the {c} the dialogue names" for c in unnamed_in_episode(
                 task.dialogue or [task.instruction], executor.runtime.known_types(), touched, self._mention_embedder())]
             return f"{NEXT_COPY_TEXT}: not yet {left[0]}" if left else None

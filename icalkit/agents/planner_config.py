@@ -86,8 +86,9 @@ class PlannerConfig:
             the agent cannot tell a finished task from one a copy left unfinished (fewer slices,
             one pot of two). ``always``: every time, whether or not the task is done (the
             simulator's success does not stop the episode early); ``end_state``: while the room does
-            not meet the end state the copied demonstration reached, its classes renamed as the copy's
-            (:mod:`~icalkit.agents.demo_end_state`; no model); ``review``: the model is asked
+            not meet the end state the copied demonstration reached, its classes renamed as the copy's, or an
+            object the dialogue names was never touched (:mod:`~icalkit.agents.demo_end_state`; no
+            model); ``review``: the model is asked
             the review (:data:`~icalkit.agents.feedback.REVIEW_TEXT`) and the next copy runs unless
             it answers the empty program (done) — its own program is never run; an unreadable
             answer, or one cut before its code block closes, counts as "not done". ``""``: off (the

@@ -6,7 +6,9 @@ goes on exactly when the task is unfinished. Up to the first copy where the two 
 differ, the twin's record tells whether the task was finished at each silent end: an error naming the
 unmet conditions (:data:`~icalkit.agents.feedback.NOT_DONE_TEXT`) where it was not, the episode's end
 where it was. Left out, since nothing was decided there: the last copy ``max_replans`` allows, an end
-for want of candidates (the record's ``copies_left`` is 0), and copies that failed with an error.
+for want of candidates (the record's ``copies_left`` is 0), and copies that failed with an error (also
+a last one that failed after the task was done, which ends the episode with no error recorded: its
+``trace`` shows the failed call).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ def silent_end_decisions(records: Iterable[dict], method: str, oracle: str, max_
             mine, truth = _error(rec, i), _error(twin, i)
             if mine is not None and not mine.startswith(NEXT_COPY_TEXT) or truth is not None and not truth.startswith(NOT_DONE_TEXT):
                 continue  # a copy that failed with an error: no decision
-            if mine is None and i == len(rec["programs"]) - 1 and not rec.get("copies_left", 1):
-                continue  # no candidate was left to copy: no decision either
+            if mine is None and i == len(rec["programs"]) - 1 and (
+                    not rec.get("copies_left", 1) or not all(c["success"] for c in rec["trace"])):
+                continue  # no candidate was left, or the last copy failed after the task was done: no decision
             finished = "finished" if truth is None else "unfinished"
             counts[f"{finished}_{'stop' if mine is None else 'go_on'}"] += 1
     return counts
