@@ -70,11 +70,14 @@ class Check:
     every: bool = False
 
     def text(self) -> str:
-        what = self.cls + "".join(f" ({', '.join(f'{a}={v}' for a, v in attrs)})" for attrs in (self.attrs,) if attrs)
+        """E.g. ``every Pot (dirty=False)``, ``2 or more TomatoSliced (sliced=True) on a Plate (dirty=False)``."""
+        def values(attrs: tuple[tuple[str, Any], ...]) -> str:
+            return f" ({', '.join(f'{a}={v}' for a, v in attrs)})" if attrs else ""
+
+        what = self.cls + values(self.attrs)
         if not self.on:
             return f"{'every' if self.every else 'each acted-on'} {what}"
-        where = self.on + "".join(f" ({', '.join(f'{a}={v}' for a, v in self.on_attrs)})" if self.on_attrs else "")
-        return f"{'every' if self.every else f'{self.count} or more'} {what} on a {where}"
+        return f"{'every' if self.every else f'{self.count} or more'} {what} on a {self.on}{values(self.on_attrs)}"
 
 
 def class_of(object_id: str) -> str:
@@ -182,7 +185,7 @@ def _origins(start: Mapping[str, dict], end: Mapping[str, dict], oid: str) -> se
 
 def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -> list[Check]:
     """The checks the room's ``state`` (:func:`~icalkit.envs.household.observe.object_state_dict`)
-    does not meet; ``acted``: the ids the episode acted on (named, or placed something on)."""
+    does not meet; ``acted``: the ids the episode acted on (:func:`acted_on`)."""
     def has(oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
         return all(state[oid].get(a) == v for a, v in attrs)
 
