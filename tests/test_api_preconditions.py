@@ -119,6 +119,20 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
         "toast2 = InteractionObject('BreadSliced', parent_object=bread)\ntoast2.pickup_and_place(toaster)")
     trace = executor(kitchen, precondition_checks=True).run(two_slices, toast_task())
     assert action_feedback(trace).endswith("`toast2.pickup_and_place(toaster)`: The Toaster is full right now.")
+    # a put-away spot this room has none of (a demonstration's shelf, here a toilet in a kitchen): the held
+    # object is put down on a free surface and the program goes on; named by instance, or unknown without
+    # the oracle object map (it may lie unseen), the place still fails
+    assert not any(o.object_type == "Toilet" for o in kitchen.objects.values())
+    away = "mug = InteractionObject('Mug')\nmug.pickup_and_place(InteractionObject('Toilet'))\nmug.pickup()\n"
+    trace = executor(kitchen, precondition_checks=True).run(away)
+    assert trace.failure is None and trace.calls[0].primitives[-1].action == "Place", trace.failure
+    assert "No Toilet has been found" in executor(kitchen).run(away).failure.message
+    mug_id = next(o.object_id for o in kitchen.objects.values() if o.object_type == "Mug")
+    seen = away.replace("InteractionObject('Mug')", f"InteractionObject('Mug', object_instance={mug_id!r})")
+    assert "No Toilet has been found" in executor(kitchen, precondition_checks=True, oracle_object_map=False).run(
+        seen).failure.message
+    named = away.replace("InteractionObject('Toilet')", "InteractionObject('Toilet', object_instance='Toilet_1')")
+    assert "never in this room" in executor(kitchen, precondition_checks=True).run(named).failure.message
     # a call that cannot apply still fails: a mug cannot be closed, however its state reads
     trace = executor(kitchen, precondition_checks=True).run("InteractionObject('Mug').close()\n")
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message

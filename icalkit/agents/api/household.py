@@ -186,7 +186,13 @@ class InteractionObject:
                 if not rt.config.precondition_checks:
                     raise ActionFailed(f"You are not holding the {self.object_class}.")
                 _take(rt, obj)  # e.g. the knife a check put down to pick up a slice
-            target = receptacle._resolve()
+            try:
+                target = receptacle._resolve()
+            except ActionFailed:
+                if not (rt.config.precondition_checks and _not_in_room(rt, receptacle)):
+                    raise
+                rt.interact("Place", _free_surface(rt, obj))  # a put-away spot this room lacks: put it down
+                return
             if rt.config.precondition_checks:
                 target = _with_room(rt, receptacle, target, obj)
                 _open_container_of(rt, target)  # a plate in a closed cabinet
@@ -330,6 +336,14 @@ def _with_room(rt: ApiRuntime, receptacle: InteractionObject, target: SimObject,
         receptacle.object_instance = room[0].object_id
         return room[0]
     return target
+
+
+def _not_in_room(rt: ApiRuntime, receptacle: InteractionObject) -> bool:
+    """Whether ``receptacle``, named by class only, is a class this room has none of, as far as the agent
+    knows it (with the oracle object map: the whole room; without, it may lie unseen, and nothing is known)."""
+    cls = receptacle.object_class
+    return (receptacle.object_instance is None and rt.config.oracle_object_map and cls not in SLICE_PRODUCTS
+            and not any(o.object_type == cls for o in rt.world.objects.values()))
 
 
 def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
