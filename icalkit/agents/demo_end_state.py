@@ -39,7 +39,7 @@ from typing import Any
 
 from icalkit.agents.context import example_program
 from icalkit.agents.mention_grounding import mention_scores
-from icalkit.envs.household.catalog import OBJECT_TYPES, SLICE_PRODUCTS
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 
 GOAL_ATTRIBUTES = ("dirty", "cooked", "sliced", "filled", "liquid", "boiled")
 PLACES = frozenset({"place", "pickup_and_place"})
@@ -145,10 +145,11 @@ def acted_on(start: Mapping[str, dict], end: Mapping[str, dict], among: Iterable
 
 def demo_checks(example: Any, mapping: Mapping[str, str]) -> list[Check]:
     """The checks of ``example``'s end state (its ``initial_state`` and ``observed_changes``, made by its
-    program), its classes renamed by ``mapping``. "Every" object of a class needs two or more in the
+    program), its classes renamed by ``mapping``; a knife is a tool, where it ends is no goal (and the
+    executor cuts with whichever kind the room has). "Every" object of a class needs two or more in the
     demonstration's room: for a state, all ending alike and one of them changed by it (a washed bowl,
     not two plates clean from the start); for a placement, all ending there and two or more moved there
-    by it (not a knife put beside one that lay there)."""
+    by it (not a cup put beside one that stood there)."""
     start = example.initial_state
     end = end_state(start, example.observed_changes)
     by_class: dict[str, list[str]] = {}
@@ -158,12 +159,12 @@ def demo_checks(example: Any, mapping: Mapping[str, str]) -> list[Check]:
     made = {class_of(c["object"]) for c in example.observed_changes
             if c["attribute"] in GOAL_ATTRIBUTES and c["before"] is not None}
     checks = []
-    for cls in sorted({class_of(o) for o in acted}):
+    for cls in sorted({class_of(o) for o in acted} - set(KNIVES)):
         attrs = _goal_attrs(end, [o for o in acted if class_of(o) == cls])
         if attrs:
             every = (len(by_class[cls]) >= ALL_FROM and cls in made and _goal_attrs(end, by_class[cls]) == attrs)
             checks.append(Check(renamed(cls, mapping), attrs, every=every))
-    for cls, on in sorted(program_placements(example_program(example))):
+    for cls, on in sorted(p for p in program_placements(example_program(example)) if p[0] not in KNIVES):
         there = [o for o in by_class.get(cls, []) if class_of(end[o].get("parent") or "_") == on]
         moved = [o for o in there if end[o]["parent"] not in _origins(start, end, o)]
         if moved:
