@@ -196,8 +196,6 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -
         if not check.on:
             scope = objs if check.every else [o for o in objs if o in acted]
             ok = all(has(o, check.attrs) for o in scope)
-        elif not any(class_of(o) == check.on for o in state):
-            ok = True  # the room has no such receptacle (the executor puts the object down instead)
         else:
             there = [o for o in objs if has(o, check.attrs) and (p := state[o].get("parent")) in state
                      and class_of(p) == check.on and has(p, check.on_attrs)]
