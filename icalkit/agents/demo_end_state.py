@@ -17,7 +17,8 @@ of classes (renamed as the copy's re-grounding renamed them), and checked on the
   ``x.pickup_and_place(y)``) and was still there at the end: at least as many objects of the class on
   a receptacle of that class, the receptacle in the attribute states the demonstration's ended in (the
   clean plate; pieces cut where they lie are not placements) — or all of them, when all its objects
-  of the class ended there and it moved two or more (put *all* the remotes on the sofa).
+  of the class ended there and it moved two or more (put *all* the remotes on the sofa). A knife is
+  a tool: where it ends is no goal.
 
 A demonstration may also do less than the new dialogue asks (a salad without the potato the dialogue
 wants), so the objects the dialogue names must have been touched by the episode
