@@ -6,8 +6,9 @@ deployment planner and P-RAG, so that learning and deployment see the same forma
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from icalkit.envs.household.observe import object_state_dict
@@ -108,6 +109,33 @@ def program_class_order(program: str) -> list[str]:
 def program_classes(program: str) -> set[str]:
     """Object classes a program names, as a set."""
     return set(program_class_order(program))
+
+
+def object_calls(program: str, value_of: Callable[[ast.Call], Any]) -> Iterator[tuple[str, Any, Any]]:
+    """The method calls of ``program`` on objects, in order (inside a compound statement breadth-first):
+    ``(method, receiver, first argument)``, each the value ``value_of`` gives the ``InteractionObject(...)``
+    expression it is, or its name was last bound to (None for anything else). Raises SyntaxError for a
+    program that does not parse."""
+    bound: dict[str, Any] = {}
+
+    def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.Name):
+            return bound.get(node.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "InteractionObject":
+            return value_of(node)
+        return None
+
+    for stmt in ast.parse(program).body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        if (v := value(node.value)) is None:
+                            bound.pop(target.id, None)
+                        else:
+                            bound[target.id] = v
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                yield node.func.attr, value(node.func.value), value(node.args[0]) if node.args else None
 
 
 def transfer_rate(score: Sequence[int] | None) -> float:

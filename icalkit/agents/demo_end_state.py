@@ -38,12 +38,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from icalkit.agents.context import example_program
+from icalkit.agents.context import example_program, object_calls
 from icalkit.agents.mention_grounding import mention_scores
+from icalkit.agents.review_guard import PLACES
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 
 GOAL_ATTRIBUTES = ("dirty", "cooked", "sliced", "filled", "liquid", "boiled")
-PLACES = frozenset({"place", "pickup_and_place"})
 ALL_FROM = 2  # a demonstration room with this many objects of a class, all ending alike: "all of them"
 NAMED = 0.9  # a mention's similarity to a class's own words ("potato": 1.0; "mug" for the Cup: 0.64)
 WHOLE = {piece: whole for whole, (piece, _) in SLICE_PRODUCTS.items()}  # "TomatoSliced" -> "Tomato"
@@ -105,25 +105,18 @@ def end_state(initial: Mapping[str, dict], changes: Iterable[Mapping[str, Any]])
 
 
 def program_placements(program: str) -> set[tuple[str, str]]:
-    """``(object class, receptacle class)`` of every ``place`` / ``pickup_and_place`` in ``program``
-    whose variables were bound to ``InteractionObject("Class", ...)``; unreadable: none."""
+    """``(object class, receptacle class)`` of every ``place`` / ``pickup_and_place`` in ``program`` on
+    objects named ``InteractionObject("Class", ...)``; unreadable: none."""
     try:
-        tree = ast.parse(program)
+        return {(obj, on) for method, obj, on in object_calls(program, _class) if method in PLACES and obj and on}
     except SyntaxError:
         return set()
-    bound: dict[str, str] = {}
-    pairs: set[tuple[str, str]] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                and getattr(node.value.func, "id", "") == "InteractionObject" and node.value.args
-                and isinstance(node.value.args[0], ast.Constant) and isinstance(node.value.args[0].value, str)):
-            bound.update({t.id: node.value.args[0].value for t in node.targets if isinstance(t, ast.Name)})
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PLACES
-                and isinstance(node.func.value, ast.Name) and node.args and isinstance(node.args[0], ast.Name)
-                and node.func.value.id in bound and node.args[0].id in bound):
-            pairs.add((bound[node.func.value.id], bound[node.args[0].id]))
-    return pairs
+
+
+def _class(call: ast.Call) -> str | None:
+    """The class an ``InteractionObject("Class", ...)`` expression names."""
+    arg = call.args[0] if call.args else None
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
 
 
 def _goal_attrs(state: Mapping[str, dict], ids: Iterable[str]) -> tuple[tuple[str, Any], ...]:

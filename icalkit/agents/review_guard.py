@@ -16,42 +16,26 @@ import ast
 from collections.abc import Iterable
 from typing import Any
 
-MOVES = frozenset({"pickup", "pickup_and_place", "place"})
+from icalkit.agents.context import object_calls
+
+PLACES = frozenset({"place", "pickup_and_place"})
+MOVES = PLACES | {"pickup"}
 REVIEW_GUARD_TEXT = "the review was not run"
 
 
 def placed_ids(calls: Iterable[Any]) -> set[str]:
     """Object ids the episode's successful ``place`` / ``pickup_and_place`` calls put somewhere."""
-    return {c.object for c in calls if c.success and c.method in ("place", "pickup_and_place")}
+    return {c.object for c in calls if c.success and c.method in PLACES}
 
 
-def _instance(node: ast.AST, bound: dict[str, str]) -> str | None:
-    """The instance id a variable or an ``InteractionObject(...)`` expression names, if any."""
-    if isinstance(node, ast.Name):
-        return bound.get(node.id)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "InteractionObject":
-        arg = next((kw.value for kw in node.keywords if kw.arg == "object_instance"),
-                   node.args[1] if len(node.args) > 1 else None)
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            return arg.value
-    return None
+def _instance(call: ast.Call) -> str | None:
+    """The instance id an ``InteractionObject(...)`` expression names, if any."""
+    arg = next((kw.value for kw in call.keywords if kw.arg == "object_instance"),
+               call.args[1] if len(call.args) > 1 else None)
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
 
 
 def moved_placed(program: str, placed: set[str]) -> str | None:
     """The first id in ``placed`` that ``program`` would move, or None. ``program`` must parse (the
     planner has grounded it). A name assigned anything else than an id-named object loses its id."""
-    bound: dict[str, str] = {}
-    for stmt in ast.parse(program).body:  # in order; inside a compound statement, breadth-first
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        obj = _instance(node.value, bound)
-                        if obj is None:
-                            bound.pop(target.id, None)
-                        else:
-                            bound[target.id] = obj
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVES
-                  and (obj := _instance(node.func.value, bound)) in placed):
-                return obj
-    return None
+    return next((obj for method, obj, _ in object_calls(program, _instance) if method in MOVES and obj in placed), None)
