@@ -174,6 +174,37 @@ def test_fits_slot_keeps_each_role(candidate, slot, fits):
     assert fits_slot(candidate, slot) is fits
 
 
+@pytest.mark.parametrize("candidate,slot,held,fits", [
+    ("DiningTable", "CounterTop", {"Mug", "Plate"}, True), ("Toaster", "CounterTop", {"Mug"}, False),
+    ("CoffeeMachine", "CounterTop", {"Mug", "Plate"}, False), ("Bowl", "Plate", {"PotatoSliced"}, True),
+    ("Cup", "Plate", {"PotatoSliced"}, False), ("Cup", "Plate", set(), True)])
+def test_fits_slot_holds_what_the_example_put_there(candidate, slot, held, fits):
+    assert fits_slot(candidate, slot, held) is fits
+
+
+def test_mention_reground_keeps_a_breakfast_table_a_table(embedder):
+    """A breakfast demonstration served on the counter (coffee from the CoffeeMachine, its potato on a Plate,
+    the plate and the mug on the CounterTop) copied for two valid_unseen breakfasts, with their own
+    dialogues and rooms: "a mug of coffee and a plate of toast ... on the dining table" makes the serving
+    spot the DiningTable — not the Toaster "toast" names early (it holds bread slices only), nor the
+    CoffeeMachine (the example uses it in another role) — and "a mug of coffee and a sandwich" leaves the
+    plate a plate, although "mug" is close to the Cup, which holds nothing."""
+    demo = next(t for t in sample_tasks(["Breakfast"], 30, "train", 0)
+                if t.params["#3"] == "Plate" and t.params["#13"] == "CounterTop")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program='mug = InteractionObject("Mug")\nmachine = InteractionObject("CoffeeMachine")\n'
+                                      'mug.pickup_and_place(machine)\nmachine.toggle_on()\n'
+                                      'counter = InteractionObject("CounterTop")\nplate = InteractionObject("Plate")\n'
+                                      'piece = InteractionObject("PotatoSliced")\npiece.pickup_and_place(plate)\n'
+                                      'mug.pickup_and_place(counter)\nplate.pickup_and_place(counter)\n')
+    tasks = {t.task_id[-7:]: t for t in sample_tasks(["Breakfast"], 5, "valid_unseen", 0)}
+    for key, expected in [("0-00004", {"CounterTop": "DiningTable"}), ("0-00000", {"CounterTop": "DiningTable"})]:
+        task = tasks[key]
+        room = {o.object_type for o in build_world(task).objects.values()}
+        assert {"Toaster", "Plate"} <= room and ("Cup" in room or key == "0-00004")
+        assert mention_replacements(example, task.dialogue, room, embedder) == expected, key
+
+
 def test_copy_fallback_skips_examples_that_name_a_class_the_room_lacks(coffee_memory, tmp_path, embedder):
     """After "No Cup has been found", the fallback passes over the next example (it needs a cup too)
     and copies the one after it."""

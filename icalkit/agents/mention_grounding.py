@@ -75,14 +75,19 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
     return {c: (float(a), float(b)) for c, a, b in zip(classes, ranked, raw, strict=True)}
 
 
-def fits_slot(candidate: str, slot: str) -> bool:
+def fits_slot(candidate: str, slot: str, held: Collection[str] = ()) -> bool:
     """Whether ``candidate`` can stand where the example used ``slot``: sliceable for a sliceable
     slot, dirtyable for a dirtyable one, any receptacle for furniture, else a pickupable of the same
-    kind (not a receptacle where the slot is none: the pieces go in the plate, not the other way)."""
+    kind (not a receptacle where the slot is none: the pieces go in the plate, not the other way);
+    and able to hold each class of ``held``, what the example put in or on the slot (a toaster takes
+    bread slices only, so it is no table for a mug; a cup is no plate)."""
     from icalkit.envs.household.catalog import OBJECT_TYPES
+    from icalkit.envs.household.receptacles import can_hold
 
     c, s = OBJECT_TYPES.get(candidate), OBJECT_TYPES.get(slot)
     if c is None or s is None or (s.sliceable and not c.sliceable) or (s.dirtyable and not c.dirtyable):
+        return False
+    if not all(can_hold(candidate, h) for h in held if h in OBJECT_TYPES):
         return False
     if s.kind == "furniture":
         return c.receptacle
@@ -94,8 +99,10 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
     """``{example class: room class}`` for the example's parameter classes the dialogue names
     otherwise; ``{}`` for an example whose task id names no task (its parameters are unknown)."""
     from icalkit.agents.context import example_program, program_classes
+    from icalkit.agents.demo_end_state import program_placements
     from icalkit.agents.grounding import task_params
     from icalkit.envs.household.catalog import OBJECT_TYPES
+    from icalkit.envs.household.receptacles import APPLIANCES
 
     params = task_params(example.task_id) or {}
     used = program_classes(example_program(example))
@@ -103,14 +110,19 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
     if not slots:
         return {}
 
-    def free(c: str) -> bool:  # an object the example handles in another role is not a candidate
+    def free(c: str) -> bool:  # an object (or appliance) the example uses in another role is not a candidate
         kind = OBJECT_TYPES.get(c)
         return (c not in slots and not c.endswith("Sliced") and kind is not None
-                and not (c in used and kind.pickupable))
+                and not (c in used and (kind.pickupable or c in APPLIANCES)))
 
     candidates = sorted(c for c in room if free(c))
     score = mention_scores(embedder, dialogue, candidates + slots, decay, min_score)
-    ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v] if c == v or fits_slot(c, v)),
+    held: dict[str, set[str]] = {}  # what the example put on each slot, of the classes that stay as they are
+    for obj, on in program_placements(example_program(example)):
+        if obj not in slots and obj.removesuffix("Sliced") not in slots:
+            held.setdefault(on, set()).add(obj)
+    ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v]
+                     if c == v or fits_slot(c, v, held.get(v, ()))),
                     key=lambda t: (-t[0], t[2], t[3]))
     out: dict[str, str] = {}
     filled: set[str] = set()
