@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from planner_doubles import one_torch_thread
 
@@ -227,7 +228,8 @@ def test_copy_fallback_skips_examples_that_name_a_class_the_room_lacks(coffee_me
 
 def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
     """A memory embedded by a learned retriever still has its mentions scored on the bundled MiniLM;
-    a memory on the bundled one shares its embedder."""
+    a memory on the bundled one shares its embedder; either is cached (a dialogue's spans are embedded
+    once per episode) and gives the embedder's own vectors."""
     from pathlib import Path
     from types import SimpleNamespace
 
@@ -235,9 +237,12 @@ def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
 
     cfg = PlannerConfig(mode="copy", mention_reground=True)
     own = Planner(None, SimpleNamespace(text_embedder=embedder), cfg)._mention_embedder()
-    assert own is embedder
+    assert own.inner is embedder
+    texts = ["a mug of coffee", "the dining table", "a mug of coffee"]
+    assert np.allclose(own.embed_text(texts), embedder.embed_text(texts), atol=1e-5)
+    assert set(own.vectors) == {"a mug of coffee", "the dining table"} and own.embed_text([]).shape == (0, 384)
     other = Planner(None, SimpleNamespace(text_embedder=SimpleNamespace(path=Path("/a/learned/retriever"))), cfg)
-    assert other._mention_embedder().path == default_text_model_path().resolve()
+    assert other._mention_embedder().inner.path == default_text_model_path().resolve()
 
 
 def test_model_replans_come_after_the_last_copy_fails(coffee_memory, tmp_path, embedder):
@@ -514,3 +519,38 @@ def test_end_state_goes_on_while_the_room_misses_the_copied_demonstrations_end_s
     # a demonstration with no recorded changes sets no check: the silent copy ends the episode
     unknown = run([partial, good], [False, True])
     assert not unknown.success and unknown.attempts == 1
+
+
+def test_named_next_copies_the_candidate_that_handles_what_the_dialogue_names(embedder):
+    """planner.named_next: after the coffee of "a mug of coffee and a sandwich with lettuce and tomato",
+    the next copy is the candidate whose (re-grounded) program handles the lettuce and tomato the
+    episode has not touched, of whatever type; ties keep their order. Needs the copy fallback and the
+    mention re-grounding; finish_placements needs the end-state check."""
+    from types import SimpleNamespace
+
+    from icalkit.agents.copy_progress import CopyProgress
+    from icalkit.agents.executor import Executor
+
+    task = next(t for t in sample_tasks(["Breakfast"], 5, "valid_unseen", 0) if t.task_id.endswith("0-00002"))
+    cfg = PlannerConfig(mode="copy", k=1, mention_reground=True, copy_fallback=True, named_next=True,
+                        silent_next_copy="end_state", finish_placements=True)
+    planner = Planner(None, SimpleNamespace(text_embedder=embedder), cfg)
+    executor = Executor(Simulator(build_world(task)))
+    progress = CopyProgress(task.dialogue, executor, planner._mention_embedder(), named=True, places=True)
+    assert {"Mug", "Lettuce", "Tomato"} <= progress.untouched_named() and "DiningTable" in progress.places
+
+    def example(name: str, program: str) -> list[Example]:
+        return [Example(task_id=f"train/x/{name}", task_type="Coffee", instruction=name, revised_program=program)]
+
+    mug = example("mug", 'mug = InteractionObject("Mug")\nmug.pickup()\n')
+    salad = example("salad", 'lettuce = InteractionObject("Lettuce")\nlettuce.slice()\n'
+                             'tomato = InteractionObject("Tomato")\ntomato.slice()\n')
+    lettuce = example("lettuce", 'lettuce = InteractionObject("LettuceSliced")\nlettuce.pickup()\n')
+    assert planner.by_named(task, executor, [mug, lettuce, salad], {"Lettuce", "Tomato"}) == [salad, lettuce, mug]
+    assert planner.by_named(task, executor, [mug, lettuce, salad], set()) == [mug, lettuce, salad]
+    executor.run('mug = InteractionObject("Mug")\nmug.pickup()\n', task)
+    assert "Mug" not in progress.untouched_named() and {"Lettuce", "Tomato"} <= progress.untouched_named()
+    for bad_cfg, match in (({"mode": "copy", "named_next": True, "copy_fallback": True}, "mention_reground"),
+                           ({"mode": "copy", "finish_placements": True}, "silent_next_copy=end_state")):
+        with pytest.raises(ValueError, match=match):
+            PlannerConfig(**bad_cfg).validate()

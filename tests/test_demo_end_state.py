@@ -9,6 +9,8 @@ from icalkit.agents.demo_end_state import (
     acted_on,
     demo_checks,
     end_state,
+    named_classes,
+    placement_repair,
     program_placements,
     renamed,
     unmet,
@@ -40,7 +42,7 @@ def demo() -> Example:
              "Bowl_2": {"label": "Bowl", "dirty": True, "parent": "Shelf_1"},
              "Plate_1": {"label": "Plate", "dirty": False, "parent": "CounterTop_1"},
              "Apple_1": {"label": "Apple", "sliced": False, "cooked": False, "parent": "DiningTable_1"},
-             "SinkBasin_1": {"label": "SinkBasin", "parent": None}}
+             "SinkBasin_1": {"label": "SinkBasin", "parent": None}, "CounterTop_1": {"label": "CounterTop", "parent": None}}
     changes = [change("Bowl_1", "dirty", True, False), change("Bowl_1", "parent", "CounterTop_1", "SinkBasin_1"),
                change("Bowl_2", "dirty", True, False), change("Bowl_2", "parent", "Shelf_1", "SinkBasin_1"),
                change("Apple_1", "sliced", False, None), change("Apple_1", "cooked", False, None),
@@ -141,6 +143,69 @@ def test_objects_the_dialogue_names_that_the_episode_never_acted_on() -> None:
     assert unnamed_in_episode(dialogue, room, acted, embedder) == ["Potato"]
     assert unnamed_in_episode(dialogue, room, [*acted, "PotatoSliced_3"], embedder) == []  # a piece of it
     assert unnamed_in_episode(dialogue, room, acted[:1], embedder) == ["Knife", "Mug", "Plate", "Potato"]
+
+
+def test_a_container_served_on_a_named_place_must_end_there_and_the_agent_can_move_it() -> None:
+    """The demonstration served its apple piece on a plate that stood on the counter, a place the new
+    dialogue renames to the dining table it names: the plate the episode acted on must end on the dining
+    table (not any plate there), and while only such placements are left the agent writes the move
+    itself — not for a place the dialogue does not name (a demonstration's put-away shelf)."""
+    checks = demo_checks(demo(), {"CounterTop": "DiningTable"}, places={"DiningTable"})
+    served = Check("Plate", (("dirty", False),), "DiningTable", (), 0)
+    assert served in checks and served.text() == "each acted-on Plate (dirty=False) on a DiningTable"
+    assert served not in demo_checks(demo(), {"CounterTop": "DiningTable"})  # no place named: no check
+    assert served not in demo_checks(demo(), {}, places={"DiningTable"})  # served on the counter: not named
+    room = {"Plate_1": {"dirty": False, "parent": "CounterTop_1"}, "Plate_2": {"dirty": False, "parent": "DiningTable_1"},
+            "CounterTop_1": {"parent": None}, "DiningTable_1": {"parent": None}, "DiningTable_2": {"parent": None}}
+    assert unmet([served], room, {"Plate_1"}) == [served] and unmet([served], room, {"Plate_2"}) == []
+    assert placement_repair([served], room, {"Plate_1", "DiningTable_2"}, {"DiningTable"}) == (
+        'spot_0 = InteractionObject("DiningTable", object_instance="DiningTable_2")\n'
+        'item_0_0 = InteractionObject("Plate", object_instance="Plate_1")\n'
+        "item_0_0.pickup_and_place(spot_0)\n")
+    assert placement_repair([served], room, {"Plate_1"}, {"Shelf"}) == ""  # not a place the dialogue names
+    state = Check("Plate", (("dirty", False),))
+    assert placement_repair([served, state], room, {"Plate_1"}, {"DiningTable"}) == ""  # a state is left too
+    counted = Check("Apple", (), "DiningTable", (), 2)
+    apples = {"Apple_1": {"parent": "DiningTable_1"}, "Apple_2": {"parent": "Fridge_1"}, "Apple_3": {"parent": "Sink_1"},
+              "DiningTable_1": {"parent": None}}
+    assert placement_repair([counted], apples, {"Apple_3"}, {"DiningTable"}).count("pickup_and_place") == 1
+    assert 'object_instance="Apple_3"' in placement_repair([counted], apples, {"Apple_3"}, {"DiningTable"})
+
+
+def test_the_placement_program_runs_in_the_executor_and_meets_the_check() -> None:
+    """The program :func:`placement_repair` writes names the room's objects by id and runs as it is in the
+    real executor (the object map lets the agent name every object): the plate ends on the table."""
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.context import full_state
+    from icalkit.agents.executor import Executor, ExecutorLimits
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.simulator import Simulator
+    from icalkit.envs.household.tasks.sampler import sample_tasks
+
+    task = next(t for t in sample_tasks(["Breakfast"], 5, "valid_unseen", 0) if t.task_id.endswith("0-00002"))
+    executor = Executor(Simulator(build_world(task)), ExecutorLimits(api=ApiConfig(oracle_object_map=True,
+                                                                                   precondition_checks=True)))
+    state = full_state(executor.sim.world)
+    plate = sorted(o for o in state if o.startswith("Plate_") and not state[o].get("parent", "").startswith("Dining"))[0]
+    served = Check("Plate", (), "DiningTable", (), 0)
+    assert unmet([served], state, {plate}) == [served]
+    trace = executor.run(placement_repair([served], state, {plate}, {"DiningTable"}), task)
+    assert trace.failure is None and unmet([served], full_state(executor.sim.world), {plate}) == []
+
+
+def test_the_places_a_dialogue_names() -> None:
+    """The objects a dialogue names, and the places: furniture that takes anything, by a near-name too
+    ("kitchen counter"), not an appliance a word is close to ("toast") nor "coffee" for the coffee table."""
+    from icalkit.agents.copy_progress import PLACE_SCORE
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    room = ["DiningTable", "CounterTop", "CoffeeTable", "Mug", "Toaster", "Plate", "Bread"]
+    dialogue = [("Commander", "breakfast time! a mug of coffee and a plate of toast, all on the dining table")]
+    embedder = SentenceTransformerEmbedder()
+    assert named_classes(dialogue, room, embedder, PLACE_SCORE, places=True) == ["DiningTable"]  # not the Toaster
+    assert named_classes([("Commander", "put it all on the kitchen counter")], room, embedder, PLACE_SCORE,
+                         places=True) == ["CounterTop"]
+    assert named_classes(dialogue, room, embedder) == ["Mug", "Plate"]  # "toast" is not the bread's own word
 
 
 def test_silent_end_decisions_are_judged_by_the_oracle_twin_on_the_same_copies() -> None:

@@ -34,7 +34,7 @@ them per example: rebuild it (``make pruned-memory pruned-memory-learned``) befo
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,7 @@ from icalkit.agents.context import example_program, object_calls
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.review_guard import PLACES
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
+from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 
 GOAL_ATTRIBUTES = ("dirty", "cooked", "sliced", "filled", "liquid", "boiled")
 ALL_FROM = 2  # a demonstration room with this many objects of a class, all ending alike: "all of them"
@@ -58,7 +59,8 @@ class Check:
         attrs: goal attribute values the objects must have.
         on: ``placement``: the receptacle class the objects must sit on; ``""``: a state check.
         on_attrs: ``placement``: goal attribute values the receptacle must have.
-        count: ``placement``: how many the demonstration moved there and left.
+        count: ``placement``: how many the demonstration moved there and left; 0: each object of ``cls``
+            the episode acted on (a container served where the dialogue asks).
         every: every object of ``cls`` in the room, not only those the episode acted on (``placement``:
             every one on such a receptacle).
     """
@@ -78,7 +80,8 @@ class Check:
         what = self.cls + values(self.attrs)
         if not self.on:
             return f"{'every' if self.every else 'each acted-on'} {what}"
-        return f"{'every' if self.every else f'{self.count} or more'} {what} on a {self.on}{values(self.on_attrs)}"
+        many = "every" if self.every else f"{self.count} or more" if self.count else "each acted-on"
+        return f"{many} {what} on a {self.on}{values(self.on_attrs)}"
 
 
 def class_of(object_id: str) -> str:
@@ -137,13 +140,15 @@ def acted_on(start: Mapping[str, dict], end: Mapping[str, dict], among: Iterable
     return changed | {p for o in changed if (p := end[o].get("parent")) in end and p != start.get(o, {}).get("parent")}
 
 
-def demo_checks(example: Any, mapping: Mapping[str, str]) -> list[Check]:
+def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str] = ()) -> list[Check]:
     """The checks of ``example``'s end state (its ``initial_state`` and ``observed_changes``, made by its
     program), its classes renamed by ``mapping``; a knife is a tool, where it ends is no goal (and the
     executor cuts with whichever kind the room has). "Every" object of a class needs two or more in the
     demonstration's room: for a state, all ending alike and one of them changed by it (a washed bowl,
     not two plates clean from the start); for a placement, all ending there and two or more moved there
-    by it (not a cup put beside one that stood there)."""
+    by it (not a cup put beside one that stood there). A container its program put things on (the
+    sandwich's plate) that ended on a receptacle of a class in ``places`` (renamed; the places the new
+    dialogue names) must end there too, moved there or not: "all on the dining table"."""
     start = example.initial_state
     end = end_state(start, example.observed_changes)
     by_class: dict[str, list[str]] = {}
@@ -165,6 +170,16 @@ def demo_checks(example: Any, mapping: Mapping[str, str]) -> list[Check]:
             every = len(there) == len(by_class[cls]) and len(moved) >= ALL_FROM
             checks.append(Check(renamed(cls, mapping), _goal_attrs(end, there), renamed(on, mapping),
                                 _goal_attrs(end, {end[o]["parent"] for o in there}), len(moved), every))
+    placed = {(c.cls, c.on) for c in checks if c.on}
+    for holder in sorted({o for o in end for p in program_placements(example_program(example))
+                          if class_of(o) == p[1] and any(class_of(x) == p[0] and end[x].get("parent") == o
+                                                          for x in end)}):
+        parent = end[holder].get("parent")
+        cls, on = renamed(class_of(holder), mapping), renamed(class_of(parent or "_"), mapping)
+        kind = OBJECT_TYPES.get(class_of(holder))
+        if parent in end and on in places and (cls, on) not in placed and kind is not None and kind.pickupable:
+            checks.append(Check(cls, _goal_attrs(end, [holder]), on, _goal_attrs(end, [parent])))
+            placed.add((cls, on))
     return checks
 
 
@@ -191,22 +206,75 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -
             scope = objs if check.every else [o for o in objs if o in acted]
             ok = all(has(o, check.attrs) for o in scope)
         else:
-            there = [o for o in objs if has(o, check.attrs) and (p := state[o].get("parent")) in state
-                     and class_of(p) == check.on and has(p, check.on_attrs)]
-            ok = len(there) == len(objs) if check.every else len(there) >= check.count
+            there = _there(check, state)
+            ok = (len(there) == len(objs) if check.every else len(there) >= check.count if check.count
+                  else all(o in there for o in objs if o in acted))
         if not ok:
             out.append(check)
     return out
 
 
-def unnamed_in_episode(dialogue: Sequence[Any], room: Iterable[str], acted: Iterable[str], embedder: Any,
-                       min_score: float = NAMED) -> list[str]:
-    """The objects the ``dialogue`` names (a pickupable class of the ``room`` whose best span similarity,
-    under the mention re-grounding's embedder, is at least ``min_score``: the class's own words) of which
-    the episode touched none (``acted``: object ids; its pieces count for a sliceable object)."""
-    done = {WHOLE.get(c, c) for c in map(class_of, acted)}
-    classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and t.pickupable
-                     and c not in WHOLE and c not in done)
+def _there(check: Check, state: Mapping[str, dict]) -> list[str]:
+    """The objects of a placement ``check``'s class, in its states, on a receptacle of its class and states."""
+    def has(oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
+        return all(state[oid].get(a) == v for a, v in attrs)
+
+    return [o for o in state if class_of(o) == check.cls and has(o, check.attrs)
+            and (p := state[o].get("parent")) in state and class_of(p) == check.on and has(p, check.on_attrs)]
+
+
+def placement_repair(checks: Sequence[Check], state: Mapping[str, dict], acted: set[str],
+                     places: Collection[str]) -> str:
+    """A program that makes unmet placement ``checks`` hold by moving objects of the room (by id, as the
+    object map names them): those the episode acted on first, onto a receptacle of the class and states
+    asked (one the episode acted on first); "" when a check is no placement onto one of ``places`` (the
+    receptacles the dialogue names: a demonstration's put-away shelf is no goal of the new task) or
+    nothing can be moved."""
+    lines: list[str] = []
+    for n, check in enumerate(checks):
+        if check.on not in places:
+            return ""
+        there = set(_there(check, state))
+        objs = sorted((o for o in state if class_of(o) == check.cls and o not in there
+                       and all(state[o].get(a) == v for a, v in check.attrs)), key=lambda o: (o not in acted, o))
+        if not check.every:
+            objs = ([o for o in objs if o in acted] if not check.count
+                    else objs[:max(0, check.count - len(there))])
+        spots = sorted((o for o in state if class_of(o) == check.on
+                        and all(state[o].get(a) == v for a, v in check.on_attrs)), key=lambda o: (o not in acted, o))
+        if not objs or not spots:
+            return ""
+        lines.append(f'spot_{n} = InteractionObject("{check.on}", object_instance="{spots[0]}")')
+        for i, oid in enumerate(objs):
+            lines += [f'item_{n}_{i} = InteractionObject("{check.cls}", object_instance="{oid}")',
+                      f"item_{n}_{i}.pickup_and_place(spot_{n})"]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, min_score: float = NAMED,
+                  skip: Iterable[str] = (), places: bool = False) -> list[str]:
+    """The objects the ``dialogue`` names: the pickupable classes of the ``room`` (not pieces, not
+    ``skip``) whose best span similarity, under the mention re-grounding's embedder, is at least
+    ``min_score`` (the class's own words); with ``places``, the places to put things on instead: its
+    receptacles that cannot be picked up and take any object (the counter, the dining table; not the
+    toaster "toast" is close to)."""
+    skip = set(skip)
+    classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and c not in WHOLE and c not in skip
+                     and (t.receptacle and not t.pickupable and c not in ALLOWED and c not in APPLIANCES
+                          if places else t.pickupable))
     scores = mention_scores(embedder, dialogue, classes)
     return [c for c in classes if scores[c][1] >= min_score]
+
+
+def handled(classes: Iterable[str]) -> set[str]:
+    """The objects ``classes`` (of a program, or of what an episode acted on) handle: a piece counts for
+    the object it is cut from."""
+    return {WHOLE.get(c, c) for c in classes}
+
+
+def unnamed_in_episode(dialogue: Sequence[Any], room: Iterable[str], acted: Iterable[str], embedder: Any,
+                       min_score: float = NAMED) -> list[str]:
+    """The objects the ``dialogue`` names (:func:`named_classes`) of which the episode touched none
+    (``acted``: object ids; its pieces count for a sliceable object)."""
+    return named_classes(dialogue, room, embedder, min_score, skip=handled(map(class_of, acted)))
 

@@ -38,7 +38,6 @@ from icalkit.agents.api.household import classes_not_found
 from icalkit.agents.context import (
     example_program,
     format_examples,
-    full_state,
     program_classes,
     retrieval_state,
     retrieval_text,
@@ -46,7 +45,8 @@ from icalkit.agents.context import (
     task_text,
     transfer_rate,
 )
-from icalkit.agents.demo_end_state import acted_on, demo_checks, unmet, unnamed_in_episode
+from icalkit.agents.copy_progress import CopyProgress
+from icalkit.agents.demo_end_state import handled
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
 from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
@@ -59,7 +59,7 @@ from icalkit.agents.grounding import (
     shown_ids,
 )
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
-from icalkit.agents.mention_grounding import mention_replacements
+from icalkit.agents.mention_grounding import CachedEmbedder, mention_replacements
 from icalkit.agents.parsing import ParseError, parse_sections
 from icalkit.agents.plan_prompts import (
     ZERO_SHOT_EXAMPLES,
@@ -194,7 +194,7 @@ class Planner:
         # (after an error, or a copy's silent end with review_done); the ``deployed_copies`` pairs' prompts
         self.unasked_replan: list[dict] | None = None
         self.copied: dict[str, dict[str, str]] = {}  # example id -> the class renaming its last copy ran with
-        self.start_state: dict[str, dict] = {}  # silent_next_copy=end_state: the room as the episode began
+        self.progress: CopyProgress | None = None  # silent_next_copy=end_state, named_next: the episode's
 
     # ---------------------------------------------------------------- retrieval
     def retrieve(self, task: Task, state: dict, frame: Any = None,
@@ -302,8 +302,7 @@ class Planner:
         if self.cfg.oracle_reground and program:
             mapping = reground_target(examples[0], task, program) or {}
         elif self.cfg.mention_reground and program:
-            mapping = mention_replacements(examples[0], task.dialogue or [task.instruction],
-                                           executor.runtime.known_types(), self._mention_embedder())
+            mapping = self._mentioned(task, executor, examples[0])
         elif self.cfg.reground and program:
             mapping = self.replacements(task, executor, examples[0], stats)
         program = replace_classes(program, mapping)
@@ -320,15 +319,37 @@ class Planner:
             from icalkit.memory.embed import SentenceTransformerEmbedder, default_text_model_path
 
             own = getattr(self.memory, "text_embedder", None)
-            self._mentions = (own if getattr(own, "path", None) == default_text_model_path().resolve()
-                              else SentenceTransformerEmbedder())
+            self._mentions = CachedEmbedder(own if getattr(own, "path", None) == default_text_model_path().resolve()
+                                            else SentenceTransformerEmbedder())
         return self._mentions
+
+    def _mentioned(self, task: Task, executor: Executor, example: Any) -> dict[str, str]:
+        """``mention_reground``'s class renaming of ``example`` for ``task`` in the room as it is now."""
+        return mention_replacements(example, task.dialogue or [task.instruction], executor.runtime.known_types(),
+                                    self._mention_embedder())
+
+    def _handles(self, task: Task, executor: Executor, example: Any) -> set[str]:
+        """The objects ``example``'s program handles once re-grounded for ``task``."""
+        return handled(program_classes(replace_classes(example_program(example),
+                                                       self._mentioned(task, executor, example))))
+
+    def by_named(self, task: Task, executor: Executor, sets: list[list[Any]], wanted: set[str]) -> list[list[Any]]:
+        """``named_next``: ``sets`` (by their first example), those whose re-grounded program handles more of
+        the ``wanted`` objects first; ties in the order given."""
+        def covers(item: tuple[int, list[Any]]) -> tuple[int, int]:
+            i, examples = item
+            return -len(wanted & self._handles(task, executor, examples[0])) if wanted and examples else 0, i
+
+        return [s for _, s in sorted(enumerate(sets), key=covers)]
 
     def next_copy(self, task: Task, executor: Executor, rest: list[list[Any]], missing: set[str], stats: CallStats
                   ) -> tuple[Answer, list[Any], list[dict], list[list[Any]]]:
         """``copy_fallback``: the copy of the first remaining example whose re-grounded program names no
         class the executor reported missing ("No Bread has been found"), else of the first one; and
-        the examples still left."""
+        the examples still left. With ``named_next`` the remaining examples are taken in the order of
+        how many of the named objects the episode has not touched yet they handle."""
+        if self.cfg.named_next:
+            rest = self.by_named(task, executor, rest, self.progress.untouched_named())
         copies = (self.copy(task, executor, examples, stats) for examples in rest)
         for i, (answer, examples, prompt) in enumerate(copies):
             if not program_classes(answer.text) & missing:
@@ -346,13 +367,7 @@ class Planner:
         if self.cfg.silent_next_copy == "always":
             return NEXT_COPY_TEXT
         if self.cfg.silent_next_copy == "end_state":  # the episode's work against the copied demonstration's
-            now, calls = full_state(executor.sim.world), executor.runtime.calls
-            touched = {c.object for c in calls} | {p.target for c in calls for p in c.primitives if p.success and p.target}
-            acted = acted_on(self.start_state, now, touched)
-            left = [c.text() for c in unmet(demo_checks(examples[0], self.copied.get(examples[0].example_id, {})),
-                                            now, acted)]
-            left += [f"acted on the {c} the dialogue names" for c in unnamed_in_episode(
-                task.dialogue or [task.instruction], executor.runtime.known_types(), touched, self._mention_embedder())]
+            left = self.progress.left(examples[0], self.copied.get(examples[0].example_id, {}))
             return f"{NEXT_COPY_TEXT}: not yet {left[0]}" if left else None
         if self.cfg.silent_next_copy != "review":
             return None
@@ -386,20 +401,22 @@ class Planner:
         self.unasked_replan = None
         self.copied = {}
         executor = Executor(env, self.limits)
-        self.start_state = full_state(executor.sim.world) if self.cfg.silent_next_copy == "end_state" else {}
+        self.progress = CopyProgress(task.dialogue or [task.instruction], executor, self._mention_embedder(),
+                                     self.cfg.named_next, self.cfg.finish_placements
+                                     ) if self.cfg.silent_next_copy == "end_state" or self.cfg.named_next else None
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame, executor.runtime.known_types())
         scores: list[float] = []
         answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
-        programs, errors, failed, replans, reviewed, revisions = [], [], 0, 0, False, 0
+        programs, errors, failed, replans, reviewed, revisions, repaired = [], [], 0, 0, False, 0, 0
         rest, missing = [s for s in sets[1:] if s] if self.cfg.mode == "copy" else [], set()
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
-        for attempt in range(self.cfg.max_replans + self.cfg.model_replans + 1):
-            program = self._program_of(answer)
-            if program is not None and self.cfg.ground_ids:  # the prompt this answer came from
+        for attempt in range(self.cfg.max_replans + self.cfg.model_replans + 1 + self.cfg.finish_placements):
+            program, more = self._program_of(answer), None
+            if program is not None and self.cfg.ground_ids and prompt is not None:  # the prompt this answer came from
                 program = grounded_answer(program, prompt)
             if program is None:
                 failed += 1
@@ -422,7 +439,7 @@ class Planner:
                 review = (error is None and self.cfg.review_done and not reviewed  # copy mode: a copy's, one of model_replans
                           and (not revisions if self.cfg.mode == "copy" else attempt < self.cfg.max_replans))
                 more = (self.copy_more(task, executor, examples, last_program, completed, stats)  # silent_next_copy
-                        if error is None and rest and attempt < self.cfg.max_replans else None)
+                        if error is None and rest and attempt - repaired < self.cfg.max_replans else None)
                 if trace.success and not review and not more:  # a review is asked whether or not the task is done
                     break
                 if error is None and not trace.success and self.cfg.oracle_goal_feedback:
@@ -439,7 +456,11 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            copying = self.cfg.mode == "copy" and attempt < self.cfg.max_replans and not reviewed
+            if more and self.progress is not None and self.progress.repair:  # finish_placements: not a copy
+                repair = self.progress.take_repair()  # the agent moves what is left itself, then checks again
+                answer, prompt, replans, repaired = Answer({"Program": repair}, repair), None, replans + 1, 1
+                continue
+            copying = self.cfg.mode == "copy" and attempt - repaired < self.cfg.max_replans and not reviewed
             if copying and self.cfg.copy_fallback and rest:  # another retrieved example, from the state left
                 replans += 1
                 missing |= classes_not_found(error)

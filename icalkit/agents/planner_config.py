@@ -94,6 +94,18 @@ class PlannerConfig:
             answer, or one cut before its code block closes, counts as "not done". ``""``: off (the
             episode ends after a silent attempt). With ``always`` and ``review_done`` the review comes
             after the last copy.
+        named_next: ``copy_fallback`` with ``mention_reground``: each next copy is the remaining candidate
+            (of any type) whose re-grounded program handles the most objects the dialogue names
+            (:func:`~icalkit.agents.demo_end_state.named_classes`) that the episode has not touched yet —
+            a breakfast copy made the coffee, the sandwich demonstration for the lettuce and tomato the
+            dialogue asks for; ties keep the order they had.
+        finish_placements: ``silent_next_copy=end_state``: a container the copied demonstration put
+            things on and left on a receptacle of a class the dialogue names (the sandwich's plate on
+            the counter, copied for "all on the dining table") must end there too; and when all that is
+            left unmet are placements, the agent moves the objects itself — a program of
+            ``pickup_and_place`` calls on the room's objects
+            (:func:`~icalkit.agents.demo_end_state.placement_repair`), once per episode — before any
+            further copy.
     """
 
     mode: str = "ical"
@@ -117,6 +129,8 @@ class PlannerConfig:
     transfer_order: bool = False
     model_replans: int = 0
     silent_next_copy: str = ""
+    named_next: bool = False
+    finish_placements: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -143,6 +157,12 @@ class PlannerConfig:
             raise ValueError("planner.silent_next_copy=review asks the review itself and never runs its "
                              "program, and the oracle would overrule it: unset planner.review_done and "
                              "planner.oracle_goal_feedback")
+        if self.named_next and not (self.copy_fallback and self.mention_reground):
+            raise ValueError("planner.named_next orders the next copies by what their mention re-grounding handles: "
+                             "it needs planner.copy_fallback=true and planner.mention_reground=true")
+        if self.finish_placements and self.silent_next_copy != "end_state":
+            raise ValueError("planner.finish_placements finishes what the end-state check finds unmet: it needs "
+                             "planner.silent_next_copy=end_state")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:

@@ -1,0 +1,77 @@
+"""One episode's progress against the demonstrations it copies, as the copy planner judges it without a
+model (``planner.silent_next_copy=end_state``, ``named_next``, ``finish_placements``).
+
+The room as the episode began, what the episode's calls touched since, the objects and places the
+dialogue names: from these :meth:`CopyProgress.left` says what a copied demonstration's end state
+still asks for (:mod:`icalkit.agents.demo_end_state`), :meth:`CopyProgress.untouched_named` which named
+objects a next copy should handle, and :attr:`CopyProgress.repair` the program that moves what is left
+onto the named places when nothing else is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from icalkit.agents.context import full_state
+from icalkit.agents.demo_end_state import (
+    acted_on,
+    class_of,
+    demo_checks,
+    handled,
+    named_classes,
+    placement_repair,
+    unmet,
+    unnamed_in_episode,
+)
+
+PLACE_SCORE = 0.7  # "the table" for the DiningTable 0.71, "kitchen counter" for the CounterTop 0.78; not
+# "coffee" for the CoffeeTable (0.68). Appliances ("toast": the Toaster 0.86) are no places at all.
+
+
+class CopyProgress:
+    """What one episode has done, against what its dialogue and copied demonstrations ask.
+
+    Args:
+        dialogue: the task's dialogue turns (or its instruction alone).
+        executor: the episode's :class:`~icalkit.agents.executor.Executor` (its world and its calls).
+        embedder: the mention re-grounding's sentence embedder.
+        named: find the objects the dialogue names (``named_next``).
+        places: find the receptacles it names, check containers served there and repair placements
+            onto them (``finish_placements``).
+    """
+
+    def __init__(self, dialogue: list[Any], executor: Any, embedder: Any, named: bool = False,
+                 places: bool = False) -> None:
+        self.dialogue, self.executor, self.embedder = dialogue, executor, embedder
+        self.start = full_state(executor.sim.world)
+        room = executor.runtime.known_types()
+        self.named = set(named_classes(dialogue, room, embedder)) if named else set()
+        self.places = set(named_classes(dialogue, room, embedder, PLACE_SCORE, places=True)) if places else set()
+        self.repair: str | None = None  # the placement program; "" once it ran (one per episode)
+
+    def touched(self) -> set[str]:
+        """The object ids the episode's API calls and their successful primitives targeted."""
+        calls = self.executor.runtime.calls
+        return {c.object for c in calls} | {p.target for c in calls for p in c.primitives if p.success and p.target}
+
+    def untouched_named(self) -> set[str]:
+        """The objects the dialogue names of which the episode touched none (a piece counts for its whole)."""
+        return self.named - handled(map(class_of, self.touched()))
+
+    def left(self, example: Any, mapping: Mapping[str, str]) -> list[str]:
+        """What the room does not yet show of ``example``'s end state (its classes renamed by ``mapping``),
+        and the named objects never touched, as text; empty when the copy finished the task. Where only
+        placements onto named places are left, :attr:`repair` gets the program that makes them."""
+        now, touched = full_state(self.executor.sim.world), self.touched()
+        acted = acted_on(self.start, now, touched)
+        checks = unmet(demo_checks(example, mapping, self.places), now, acted)
+        unnamed = unnamed_in_episode(self.dialogue, self.executor.runtime.known_types(), touched, self.embedder)
+        if self.places and self.repair is None and not unnamed:
+            self.repair = placement_repair(checks, now, acted, self.places) or None
+        return [c.text() for c in checks] + [f"acted on the {c} the dialogue names" for c in unnamed]
+
+    def take_repair(self) -> str:
+        """The placement program, once: "" from then on."""
+        program, self.repair = self.repair or "", ""
+        return program
