@@ -71,7 +71,7 @@ pruned-memory: $(STAMP)
 # the recommended copy planner's retriever, trained on the fine-tunes' 8 trained task types only
 # (configs/train_retriever_trained8.yaml, ~2.5 min), and the pruned 5-per-type memory embedded with it,
 # its transfer scores also measured on 20 training tasks of each trained type
-# (configs/methods/copy_mention_fallback_learned.yaml, copy_next_silent.yaml, copy_next_end_state.yaml)
+# (configs/methods/copy_mention_fallback_learned.yaml, copy_next_*.yaml)
 RETRIEVER8 := runs/retriever/trained8
 TRAINED8 := [Clean All X, Coffee, N Cooked Slices Of X In Y, N Slices Of X In Y, Plate Of Toast, Put All X In One Y, Put All X On Y, Salad]
 retriever-trained8: $(STAMP)
