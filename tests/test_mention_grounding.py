@@ -1,0 +1,129 @@
+"""Re-grounding a copied example by the classes the new task's dialogue mentions, without a generative
+model (icalkit/agents/mention_grounding.py) — on the real simulator's rooms, TEACh dialogues and the
+bundled MiniLM embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from planner_doubles import one_torch_thread
+
+from icalkit.agents.grounding import reground_target
+from icalkit.agents.mention_grounding import fits_slot, mention_replacements, mention_scores
+from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.memory.example import Example
+
+single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def test_mention_reground_reads_the_task_parameters_from_the_dialogue(embedder):
+    """A Put All X On Y demonstration (CreditCard on the CoffeeTable) re-grounded for a dialogue that
+    asks for the keys on the couch: the slots take the mentioned classes of their role, a later hint
+    does not outrank the request, and a dialogue that names nothing leaves the copy as it is."""
+    demo = next(t for t in sample_tasks(["Put All X On Y"], 6, "train", 0) if t.params["#0"] == "CreditCard")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program='card = InteractionObject("CreditCard")\ntable = InteractionObject("CoffeeTable")\n'
+                                      'card.pickup_and_place(table)\n')
+    room = {"KeyChain", "Sofa", "CoffeeTable", "CreditCard", "Pillow", "Desk", "Laptop", "ArmChair"}
+    asked = [("Driver", "hi, what should I do?"), ("Commander", "gather up the sets of keys and put them on the couch"),
+             ("Driver", "where are the keys?"), ("Commander", "there is a key chain on the desk")]
+    assert mention_replacements(example, asked, room, embedder) == {"CreditCard": "KeyChain", "CoffeeTable": "Sofa"}
+    assert mention_replacements(example, [("Commander", "hello there")], room, embedder) == {}
+    scores = mention_scores(embedder, asked, ["Sofa", "Desk"])
+    assert scores["Sofa"][1] > 0.6 and scores["Desk"][1] == pytest.approx(1.0)  # (ranked, raw)
+    assert scores["Desk"][0] < scores["Sofa"][0]  # the request outranks the later hint
+    target = next(t for t in sample_tasks(["Put All X On Y"], 30, "valid_unseen", 0)
+                  if t.params["#0"] == "KeyChain" and t.params["#2"] == "Sofa")
+    assert reground_target(example, target, example.revised_program) == {"CreditCard": "KeyChain", "CoffeeTable": "Sofa"}
+    unknown = Example(task_id="made-up", task_type=demo.task_type, instruction="x", revised_program=example.revised_program)
+    assert mention_replacements(unknown, asked, room, embedder) == {}
+
+
+def test_mention_reground_reads_compound_names_as_one_mention(embedder):
+    """"toilet paper rolls go on the counter" (a valid_unseen task's own dialogue) names the
+    ToiletPaper and the bathroom counter, not the Toilet: a word inside a stronger mention of another
+    class ("toilet paper") is no mention of a class whose name it is ("toilet"), and a class named on
+    its own in the same sentence still is."""
+    task = next(t for t in sample_tasks(["Put All X On Y"], 5, "valid_unseen", 0) if t.task_id.endswith("0-00003"))
+    room = {o.object_type for o in build_world(task).objects.values()}
+    assert {"Toilet", "ToiletPaper", "CounterTopBath"} <= room
+    demo = next(t for t in sample_tasks(["Put All X On Y"], 60, "train", 0) if t.params["#0"] == "Pen")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program=f'pen = InteractionObject("Pen")\ntable = InteractionObject("{demo.params["#2"]}")\n'
+                                      'pen.pickup_and_place(table)\n')
+    assert mention_replacements(example, task.dialogue, room, embedder) == {
+        "Pen": "ToiletPaper", demo.params["#2"]: "CounterTopBath"}
+    scores = mention_scores(embedder, ["put the toilet paper rolls on the toilet", "the coffee table"],
+                            ["Toilet", "ToiletPaper", "CoffeeMachine", "CoffeeTable"])
+    assert scores["Toilet"][1] == pytest.approx(1.0) and scores["ToiletPaper"][1] == pytest.approx(1.0)
+    assert scores["CoffeeMachine"][1] < 0.6 < scores["CoffeeTable"][1]
+    assert mention_scores(embedder, ["the toilet paper rolls"], ["Toilet", "ToiletPaper"])["Toilet"][1] < 0.6
+    twice = mention_scores(embedder, ["on the toilet"], ["Toilet", "Toilet", "ToiletPaper"])
+    assert list(twice) == ["Toilet", "ToiletPaper"] and twice["Toilet"][1] == pytest.approx(1.0)  # a class named twice
+
+
+@pytest.mark.parametrize("candidate,slot,fits", [
+    ("Apple", "Tomato", True), ("Knife", "Tomato", False), ("Bowl", "Plate", True), ("Apple", "Plate", False),
+    ("Sofa", "CoffeeTable", True), ("Plate", "Shelf", True), ("Plate", "Pen", False), ("Cup", "Pot", True),
+    ("NotAClass", "Pot", False)])
+def test_fits_slot_keeps_each_role(candidate, slot, fits):
+    assert fits_slot(candidate, slot) is fits
+
+
+@pytest.mark.parametrize("candidate,slot,held,fits", [
+    ("DiningTable", "CounterTop", {"Mug", "Plate"}, True), ("Toaster", "CounterTop", {"Mug"}, False),
+    ("CoffeeMachine", "CounterTop", {"Mug", "Plate"}, False), ("Bowl", "Plate", {"PotatoSliced"}, True),
+    ("Cup", "Plate", {"PotatoSliced"}, False), ("Cup", "Plate", set(), True)])
+def test_fits_slot_holds_what_the_example_put_there(candidate, slot, held, fits):
+    assert fits_slot(candidate, slot, held) is fits
+
+
+def test_mention_reground_keeps_a_breakfast_table_a_table(embedder):
+    """A breakfast demonstration served on the counter (coffee from the CoffeeMachine, its potato on a Plate,
+    the plate and the mug on the CounterTop) copied for two valid_unseen breakfasts, with their own
+    dialogues and rooms: "a mug of coffee and a plate of toast ... on the dining table" makes the serving
+    spot the DiningTable — not the Toaster "toast" names early (it holds bread slices only), nor the
+    CoffeeMachine (the example uses it in another role) — and "a mug of coffee and a sandwich" leaves the
+    plate a plate, although "mug" is close to the Cup, which holds nothing."""
+    demo = next(t for t in sample_tasks(["Breakfast"], 30, "train", 0)
+                if t.params["#3"] == "Plate" and t.params["#13"] == "CounterTop")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program='mug = InteractionObject("Mug")\nmachine = InteractionObject("CoffeeMachine")\n'
+                                      'mug.pickup_and_place(machine)\nmachine.toggle_on()\n'
+                                      'counter = InteractionObject("CounterTop")\nplate = InteractionObject("Plate")\n'
+                                      'piece = InteractionObject("PotatoSliced")\npiece.pickup_and_place(plate)\n'
+                                      'mug.pickup_and_place(counter)\nplate.pickup_and_place(counter)\n')
+    tasks = {t.task_id[-7:]: t for t in sample_tasks(["Breakfast"], 5, "valid_unseen", 0)}
+    for key, expected in [("0-00004", {"CounterTop": "DiningTable"}), ("0-00000", {"CounterTop": "DiningTable"})]:
+        task = tasks[key]
+        room = {o.object_type for o in build_world(task).objects.values()}
+        assert {"Toaster", "Plate"} <= room and ("Cup" in room or key == "0-00004")
+        assert mention_replacements(example, task.dialogue, room, embedder) == expected, key
+
+
+def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
+    """A memory embedded by a learned retriever still has its mentions scored on the bundled MiniLM;
+    a memory on the bundled one shares its embedder; either is cached (a dialogue's spans are embedded
+    once per episode) and gives the embedder's own vectors."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from icalkit.memory.embed import default_text_model_path
+
+    cfg = PlannerConfig(mode="copy", mention_reground=True)
+    own = Planner(None, SimpleNamespace(text_embedder=embedder), cfg)._mention_embedder()
+    assert own.inner is embedder
+    texts = ["a mug of coffee", "the dining table", "a mug of coffee"]
+    assert np.allclose(own.embed_text(texts), embedder.embed_text(texts), atol=1e-5)
+    assert set(own.vectors) == {"a mug of coffee", "the dining table"} and own.embed_text([]).shape == (0, 384)
+    other = Planner(None, SimpleNamespace(text_embedder=SimpleNamespace(path=Path("/a/learned/retriever"))), cfg)
+    assert other._mention_embedder().inner.path == default_text_model_path().resolve()
