@@ -424,6 +424,7 @@ def test_named_next_copies_the_candidate_that_handles_what_the_dialogue_names(em
 
     from icalkit.agents.copy_progress import CopyProgress
     from icalkit.agents.executor import Executor
+    from icalkit.agents.llm_session import CallStats
 
     task = next(t for t in sample_tasks(["Breakfast"], 5, "valid_unseen", 0) if t.task_id.endswith("0-00002"))
     cfg = PlannerConfig(mode="copy", k=1, mention_reground=True, copy_fallback=True, named_next=True,
@@ -444,7 +445,92 @@ def test_named_next_copies_the_candidate_that_handles_what_the_dialogue_names(em
     assert planner.by_named(task, executor, [mug, lettuce, salad], set()) == [mug, lettuce, salad]
     executor.run('mug = InteractionObject("Mug")\nmug.pickup()\n', task)
     assert "Mug" not in progress.untouched_named() and {"Lettuce", "Tomato"} <= progress.untouched_named()
+    planner.progress = progress  # as run_episode sets it: the next copy is the salad's, the others stay
+    answer, examples, _, rest = planner.next_copy(task, executor, [mug, lettuce, salad], set(), CallStats())
+    assert examples == salad and "lettuce.slice()" in answer.text and rest == [lettuce, mug]
     for bad_cfg, match in (({"mode": "copy", "named_next": True, "copy_fallback": True}, "mention_reground"),
                            ({"mode": "copy", "finish_placements": True}, "silent_next_copy=end_state")):
         with pytest.raises(ValueError, match=match):
             PlannerConfig(**bad_cfg).validate()
+
+
+def test_end_state_hands_what_is_left_to_the_model_once_the_copies_are_spent(coffee_memory, tmp_path, embedder):
+    """silent_next_copy=end_state with model_replans: the last copy ends without an error while its
+    demonstration's end state is unmet (the mug never filled), so the model is asked, told what is
+    left; it is not asked while copies are left, nor after a copy that met the end state."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.context import full_state
+    from icalkit.agents.feedback import NEXT_COPY_TEXT, UNFINISHED_TEXT
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.data_gen.ical_steps import execute
+
+    _, examples, env = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    own = sample_tasks(["Coffee"], 4, "train", 0)[0]
+    env.reset(options={"task": own})
+    start = full_state(env.sim.world)
+    made = execute(env, own, examples[0].revised_program)
+    partial = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
+    good = f"Program:\n```python\n{examples[0].revised_program}\n```"
+
+    def run(programs: list[str]):
+        mem = ExampleMemory(tmp_path / f"m{len(list(tmp_path.iterdir()))}.db", embedder)
+        ranked = [Example(task_id=ex.task_id, task_type="Coffee", instruction="Make coffee", revised_program=p,
+                          initial_state=start, observed_changes=made.changes)
+                  for ex, p in zip(examples, programs, strict=False)]
+        mem.add_many(ranked)
+        mem.set_transfer_scores({ex.example_id: [3 - i, 3] for i, ex in enumerate(ranked)})
+        cfg = PlannerConfig(mode="copy", k=1, ground_ids=True, room_fit=3, transfer_order=True, copy_fallback=True,
+                            max_replans=1, silent_next_copy="end_state", model_replans=1, precondition_checks=True)
+        llm = ScriptedLLM([good])
+        return Planner(LLMSession(llm), mem, cfg).run_episode(task, Simulator(build_world(task))), llm
+
+    res, llm = run([partial, 'mug = InteractionObject("Mug")\nmug.go_to()\n'])
+    assert res.success and res.errors[0].startswith(NEXT_COPY_TEXT) and res.errors[1].startswith(UNFINISHED_TEXT)
+    assert len(llm.prompts) == 1 and "not yet" in llm.prompts[0][-1]["content"] and "Mug" in res.errors[1]
+    done, quiet = run([partial, examples[0].revised_program])
+    assert done.success and quiet.prompts == [] and len(done.programs) == 2
+
+
+def test_finish_placements_serves_the_plate_where_the_dialogue_says(tmp_path, embedder):
+    """planner.finish_placements: a Plate Of Toast demonstration served on the plate that stood on its
+    counter; the new room's clean plates are on a table, in a cabinet and in the sink, and the dialogue asks
+    for the plate on the kitchen counter.
+    The copy ends without an error, the plate in the wrong place, so the agent moves it there itself
+    (one program, not a copy) and stops; without the setting the episode ends after the copy."""
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.context import full_state
+    from icalkit.agents.executor import ExecutorLimits
+    from icalkit.data_gen.ical_steps import execute
+
+    env = make_env("household", render_obs=False)
+    own = next(t for t in sample_tasks(["Plate Of Toast"], 6, "train", 0) if t.task_id.endswith("0-00003"))
+    program = expert_program(env, own)
+    env.reset(options={"task": own})
+    start = full_state(env.sim.world)
+    made = execute(env, own, program)
+    assert made.success and start["Plate_1"]["parent"].startswith("CounterTop")
+    mem = ExampleMemory(tmp_path / "toast.db", embedder)
+    mem.add_many([Example(task_id=own.task_id, task_type=own.task_type, instruction=own.instruction,
+                          revised_program=program, initial_state=start, observed_changes=made.changes)])
+    base = next(t for t in sample_tasks(["Plate Of Toast"], 5, "valid_seen", 0) if t.task_id.endswith("0-00001"))
+    task = replace(base, dialogue=[*base.dialogue, ("Commander", "and leave the plate on the kitchen counter")])
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))
+
+    def run(**cfg):
+        planner = Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, precondition_checks=True,
+                                                   mention_reground=True, copy_fallback=True,
+                                                   silent_next_copy="end_state", **cfg), limits)
+        sim = Simulator(build_world(task))
+        res = planner.run_episode(task, sim)
+        return res, full_state(sim.world)
+
+    served, state = run(finish_placements=True)
+    plate = next(o for o, a in state.items() if o.startswith("Plate_") and any(
+        b.get("parent") == o for k, b in state.items() if k.startswith("BreadSliced")))
+    assert state[plate]["parent"].startswith("CounterTop") and served.success
+    assert served.attempts == 2 and "pickup_and_place(spot_0)" in served.programs[-1]
+    assert "each acted-on Plate" in served.errors[0] and "on a CounterTop" in served.errors[0]
+    left, state = run()
+    assert left.attempts == 1 and not state[plate]["parent"].startswith("CounterTop")

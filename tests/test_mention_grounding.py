@@ -113,7 +113,7 @@ def test_mention_reground_keeps_a_breakfast_table_a_table(embedder):
 def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
     """A memory embedded by a learned retriever still has its mentions scored on the bundled MiniLM;
     a memory on the bundled one shares its embedder; either is cached (a dialogue's spans are embedded
-    once per episode) and gives the embedder's own vectors."""
+    once, not once per candidate) and gives the embedder's own vectors."""
     from pathlib import Path
     from types import SimpleNamespace
 
@@ -125,5 +125,9 @@ def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
     texts = ["a mug of coffee", "the dining table", "a mug of coffee"]
     assert np.allclose(own.embed_text(texts), embedder.embed_text(texts), atol=1e-5)
     assert set(own.vectors) == {"a mug of coffee", "the dining table"} and own.embed_text([]).shape == (0, 384)
+    own.size = 3  # full: it starts afresh with the texts asked, those it held among them
+    assert np.allclose(own.embed_text(["the dining table", "a sink", "a cup"]),
+                       embedder.embed_text(["the dining table", "a sink", "a cup"]), atol=1e-5)
+    assert set(own.vectors) == {"the dining table", "a sink", "a cup"}
     other = Planner(None, SimpleNamespace(text_embedder=SimpleNamespace(path=Path("/a/learned/retriever"))), cfg)
     assert other._mention_embedder().inner.path == default_text_model_path().resolve()

@@ -163,7 +163,8 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
         if attrs:
             every = (len(by_class[cls]) >= ALL_FROM and cls in made and _goal_attrs(end, by_class[cls]) == attrs)
             checks.append(Check(renamed(cls, mapping), attrs, every=every))
-    for cls, on in sorted(p for p in program_placements(example_program(example)) if p[0] not in KNIVES):
+    placements = program_placements(example_program(example))
+    for cls, on in sorted(p for p in placements if p[0] not in KNIVES):
         there = [o for o in by_class.get(cls, []) if class_of(end[o].get("parent") or "_") == on]
         moved = [o for o in there if end[o]["parent"] not in _origins(start, end, o)]
         if moved:
@@ -171,9 +172,8 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
             checks.append(Check(renamed(cls, mapping), _goal_attrs(end, there), renamed(on, mapping),
                                 _goal_attrs(end, {end[o]["parent"] for o in there}), len(moved), every))
     placed = {(c.cls, c.on) for c in checks if c.on}
-    for holder in sorted({o for o in end for p in program_placements(example_program(example))
-                          if class_of(o) == p[1] and any(class_of(x) == p[0] and end[x].get("parent") == o
-                                                          for x in end)}):
+    for holder in sorted({p for x, a in end.items() if (p := a.get("parent")) in end
+                          and (class_of(x), class_of(p)) in placements}):
         parent = end[holder].get("parent")
         cls, on = renamed(class_of(holder), mapping), renamed(class_of(parent or "_"), mapping)
         kind = OBJECT_TYPES.get(class_of(holder))

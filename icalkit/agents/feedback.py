@@ -21,6 +21,8 @@ REVIEW_TEXT = ("The program ran to its end without an error. Compare the current
                "write a program for what is left to do, or an empty program if the task is complete.")
 DONE_PROGRAM = "# the task is complete"  # the answer to REVIEW_TEXT when nothing is left
 NEXT_COPY_TEXT = "The program ran to its end without an error; the next example is copied too"  # silent_next_copy
+# silent_next_copy=end_state with model_replans, once the copies are spent: the model is told what is left
+UNFINISHED_TEXT = "The program ran to its end without an error, but the task is not finished"
 NOT_DONE_TEXT = "The task is not done yet"  # goal_feedback (the simulator's ground truth)
 
 

@@ -28,17 +28,17 @@ DECAY = 0.1  # per utterance (0.02, 0.05, 0.1 tie on valid_seen, 0.2 is worse)
 
 
 class CachedEmbedder:
-    """A text embedder whose vectors are kept, up to ``size`` texts: a dialogue's spans and the class
-    names are embedded once per episode, not once per candidate example."""
+    """A text embedder whose vectors are kept (up to ``size`` texts, then it starts afresh): a
+    dialogue's spans and the class names are embedded once, not once per candidate example."""
 
     def __init__(self, embedder: Any, size: int = 50_000) -> None:
         self.inner, self.size, self.vectors = embedder, size, {}
 
     def embed_text(self, texts: Sequence[str]) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if new and len(self.vectors) + len(new) > self.size:
+            self.vectors, new = {}, list(dict.fromkeys(texts))
         if new:
-            if len(self.vectors) + len(new) > self.size:
-                self.vectors = {}
             self.vectors.update(zip(new, self.inner.embed_text(new), strict=True))
         if not texts:
             return np.zeros((0, getattr(self.inner, "dim", 0)), np.float32)

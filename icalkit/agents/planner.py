@@ -48,7 +48,7 @@ from icalkit.agents.context import (
 from icalkit.agents.copy_progress import CopyProgress
 from icalkit.agents.demo_end_state import handled
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
-from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, action_feedback, goal_feedback
+from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, UNFINISHED_TEXT, action_feedback, goal_feedback
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
 from icalkit.agents.grounding import (
     bind_object_names,
@@ -438,8 +438,11 @@ class Planner:
                 completed = "\n".join(x for x in (completed, done) if x.strip())
                 review = (error is None and self.cfg.review_done and not reviewed  # copy mode: a copy's, one of model_replans
                           and (not revisions if self.cfg.mode == "copy" else attempt < self.cfg.max_replans))
+                copies_left = bool(rest) and attempt - repaired < self.cfg.max_replans
                 more = (self.copy_more(task, executor, examples, last_program, completed, stats)  # silent_next_copy
-                        if error is None and rest and attempt - repaired < self.cfg.max_replans else None)
+                        if error is None and (copies_left or self.cfg.silent_next_copy == "end_state") else None)
+                if more and not copies_left:  # the copies spent: the repair, the model's re-plan or the record
+                    more = more.replace(NEXT_COPY_TEXT, UNFINISHED_TEXT, 1)
                 if trace.success and not review and not more:  # a review is asked whether or not the task is done
                     break
                 if error is None and not trace.success and self.cfg.oracle_goal_feedback:

@@ -80,7 +80,10 @@ class PlannerConfig:
             copies) end with an error, the model writes up to this many further re-plans from the
             state left, as ``ical`` mode re-plans (the error, the code that ran, the last copied
             example); 0: none. A copy that ends without an error, or succeeds, never reaches the
-            model, so success can only rise over the copy's on every task.
+            model, so success can only rise over the copy's on every task — except with
+            ``silent_next_copy=end_state``, where a last copy that ends without an error while the
+            end-state check is unmet reaches it too, told what is left
+            (:data:`~icalkit.agents.feedback.UNFINISHED_TEXT` and the first unmet check).
         silent_next_copy: ``copy`` mode with ``copy_fallback``: an attempt that ends without an error
             is followed by the next copy as a failed one is (up to ``max_replans`` copies), because
             the agent cannot tell a finished task from one a copy left unfinished (fewer slices,
