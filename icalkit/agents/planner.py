@@ -48,7 +48,13 @@ from icalkit.agents.context import (
 from icalkit.agents.copy_progress import CopyProgress
 from icalkit.agents.demo_end_state import handled
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
-from icalkit.agents.feedback import NEXT_COPY_TEXT, REVIEW_TEXT, UNFINISHED_TEXT, action_feedback, goal_feedback
+from icalkit.agents.feedback import (
+    NEXT_COPY_TEXT,
+    REVIEW_TEXT,
+    UNFINISHED_TEXT,
+    action_feedback,
+    goal_feedback,
+)
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
 from icalkit.agents.grounding import (
     bind_object_names,
