@@ -4,6 +4,7 @@ bundled MiniLM embedder."""
 
 from __future__ import annotations
 
+import copy_fixtures
 import numpy as np
 import pytest
 from planner_doubles import one_torch_thread
@@ -16,13 +17,7 @@ from icalkit.envs.household.tasks.sampler import sample_tasks
 from icalkit.memory.example import Example
 
 single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    from icalkit.memory.embed import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder()
+embedder = copy_fixtures.embedder  # a fixture
 
 
 def test_mention_reground_reads_the_task_parameters_from_the_dialogue(embedder):

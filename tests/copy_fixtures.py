@@ -1,0 +1,45 @@
+"""Fixtures of the copy planner's tests (tests/test_copy_choice.py, tests/test_copy_next.py,
+tests/test_mention_grounding.py): the bundled MiniLM embedder and a memory of real Coffee
+demonstrations (their expert programs) plus one that fails anywhere."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from icalkit.data_gen.demos import run_episode
+from icalkit.data_gen.programs import trajectory_to_program
+from icalkit.envs.factory import make_env
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.envs.household.tasks.task import Task
+from icalkit.memory.example import Example
+from icalkit.memory.example_memory import ExampleMemory
+
+BROKEN = 'mug = InteractionObject("Mug")\nmug.slice()\n'  # a mug cannot be sliced: fails in every room
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from icalkit.memory.embed import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def expert_program(env, task) -> str:
+    ep, _ = run_episode(env, task, "expert", seed=1, keep_frames=False)
+    steps = json.loads(ep.to_json())["steps"]
+    return trajectory_to_program(build_world(Task.from_dict(json.loads(ep.to_json())["task"])), steps)
+
+
+@pytest.fixture(scope="module")
+def coffee_memory(tmp_path_factory, embedder):
+    """Three Coffee demonstrations of train tasks (their expert programs) and one that fails anywhere."""
+    env = make_env("household", render_obs=False)
+    tasks = sample_tasks(["Coffee"], 4, "train", 0)
+    examples = [Example(task_id=t.task_id, task_type="Coffee", instruction=t.instruction,
+                        revised_program=expert_program(env, t) if i < 3 else BROKEN) for i, t in enumerate(tasks)]
+    mem = ExampleMemory(tmp_path_factory.mktemp("mem") / "coffee.db", embedder)
+    mem.add_many(examples)
+    return mem, examples, env
