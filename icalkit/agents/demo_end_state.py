@@ -41,13 +41,12 @@ from typing import Any
 from icalkit.agents.context import example_program, object_calls
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.review_guard import PLACES
-from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICED_FROM
 from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 
 GOAL_ATTRIBUTES = ("dirty", "cooked", "sliced", "filled", "liquid", "boiled")
 ALL_FROM = 2  # a demonstration room with this many objects of a class, all ending alike: "all of them"
 NAMED = 0.9  # a mention's similarity to a class's own words ("potato": 1.0; "mug" for the Cup: 0.64)
-WHOLE = {piece: whole for whole, (piece, _) in SLICE_PRODUCTS.items()}  # "TomatoSliced" -> "Tomato"
 
 
 @dataclass(frozen=True)
@@ -189,22 +188,19 @@ def _origins(start: Mapping[str, dict], end: Mapping[str, dict], oid: str) -> se
     they lay; one moved and then sliced counts where it was cut, which the end state cannot tell)."""
     if oid in start:
         return {start[oid].get("parent")}
-    whole = WHOLE.get(class_of(oid))
+    whole = SLICED_FROM.get(class_of(oid))
     return {a.get("parent") for o, a in start.items() if o not in end and class_of(o) == whole}
 
 
 def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -> list[Check]:
     """The checks the room's ``state`` (:func:`~icalkit.envs.household.observe.object_state_dict`)
     does not meet; ``acted``: the ids the episode acted on (:func:`acted_on`)."""
-    def has(oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
-        return all(state[oid].get(a) == v for a, v in attrs)
-
     out = []
     for check in checks:
-        objs = [o for o in state if class_of(o) == check.cls]
+        objs = _of_class(state, check.cls)
         if not check.on:
             scope = objs if check.every else [o for o in objs if o in acted]
-            ok = all(has(o, check.attrs) for o in scope)
+            ok = all(_has(state, o, check.attrs) for o in scope)
         else:
             there = _there(check, state)
             ok = (len(there) == len(objs) if check.every else len(there) >= check.count if check.count
@@ -214,13 +210,21 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -
     return out
 
 
+def _has(state: Mapping[str, dict], oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether object ``oid`` of ``state`` has the attribute values ``attrs``."""
+    return all(state[oid].get(a) == v for a, v in attrs)
+
+
+def _of_class(state: Mapping[str, dict], cls: str, attrs: tuple[tuple[str, Any], ...] = (),
+              first: Collection[str] = ()) -> list[str]:
+    """The objects of class ``cls`` in ``state`` with the values ``attrs``, those in ``first`` first."""
+    return sorted((o for o in state if class_of(o) == cls and _has(state, o, attrs)), key=lambda o: (o not in first, o))
+
+
 def _there(check: Check, state: Mapping[str, dict]) -> list[str]:
     """The objects of a placement ``check``'s class, in its states, on a receptacle of its class and states."""
-    def has(oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
-        return all(state[oid].get(a) == v for a, v in attrs)
-
-    return [o for o in state if class_of(o) == check.cls and has(o, check.attrs)
-            and (p := state[o].get("parent")) in state and class_of(p) == check.on and has(p, check.on_attrs)]
+    return [o for o in _of_class(state, check.cls, check.attrs) if (p := state[o].get("parent")) in state
+            and class_of(p) == check.on and _has(state, p, check.on_attrs)]
 
 
 def placement_repair(checks: Sequence[Check], state: Mapping[str, dict], acted: set[str],
@@ -235,13 +239,11 @@ def placement_repair(checks: Sequence[Check], state: Mapping[str, dict], acted: 
         if check.on not in places:
             return ""
         there = set(_there(check, state))
-        objs = sorted((o for o in state if class_of(o) == check.cls and o not in there
-                       and all(state[o].get(a) == v for a, v in check.attrs)), key=lambda o: (o not in acted, o))
+        objs = [o for o in _of_class(state, check.cls, check.attrs, acted) if o not in there]
         if not check.every:
             objs = ([o for o in objs if o in acted] if not check.count
                     else objs[:max(0, check.count - len(there))])
-        spots = sorted((o for o in state if class_of(o) == check.on
-                        and all(state[o].get(a) == v for a, v in check.on_attrs)), key=lambda o: (o not in acted, o))
+        spots = _of_class(state, check.on, check.on_attrs, acted)
         if not objs or not spots:
             return ""
         lines.append(f'spot_{n} = InteractionObject("{check.on}", object_instance="{spots[0]}")')
@@ -259,7 +261,7 @@ def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, m
     receptacles that cannot be picked up and take any object (the counter, the dining table; not the
     toaster "toast" is close to)."""
     skip = set(skip)
-    classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and c not in WHOLE and c not in skip
+    classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and c not in SLICED_FROM and c not in skip
                      and (t.receptacle and not t.pickupable and c not in ALLOWED and c not in APPLIANCES
                           if places else t.pickupable))
     scores = mention_scores(embedder, dialogue, classes)
@@ -269,7 +271,7 @@ def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, m
 def handled(classes: Iterable[str]) -> set[str]:
     """The objects ``classes`` (of a program, or of what an episode acted on) handle: a piece counts for
     the object it is cut from."""
-    return {WHOLE.get(c, c) for c in classes}
+    return {SLICED_FROM.get(c, c) for c in classes}
 
 
 def unnamed_in_episode(dialogue: Sequence[Any], room: Iterable[str], acted: Iterable[str], embedder: Any,

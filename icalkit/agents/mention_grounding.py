@@ -119,7 +119,7 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
     from icalkit.agents.context import example_program, program_classes
     from icalkit.agents.demo_end_state import program_placements
     from icalkit.agents.grounding import task_params
-    from icalkit.envs.household.catalog import OBJECT_TYPES
+    from icalkit.envs.household.catalog import OBJECT_TYPES, SLICED_FROM
     from icalkit.envs.household.receptacles import APPLIANCES
 
     params = task_params(example.task_id) or {}
@@ -137,7 +137,7 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
     score = mention_scores(embedder, dialogue, candidates + slots, decay, min_score)
     held: dict[str, set[str]] = {}  # what the example put on each slot, of the classes that stay as they are
     for obj, on in program_placements(example_program(example)):
-        if obj not in slots and obj.removesuffix("Sliced") not in slots:
+        if obj not in slots and SLICED_FROM.get(obj) not in slots:
             held.setdefault(on, set()).add(obj)
     ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v]
                      if c == v or fits_slot(c, v, held.get(v, ()))),

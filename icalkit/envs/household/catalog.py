@@ -148,6 +148,7 @@ SLICE_PRODUCTS: dict[str, tuple[str, int]] = {
     "Potato": ("PotatoSliced", 6),
     "Egg": ("EggCracked", 1),
 }
+SLICED_FROM: dict[str, str] = {piece: whole for whole, (piece, _) in SLICE_PRODUCTS.items()}  # piece -> whole
 
 # appliance fixture -> furniture it controls (faucet fills the sink; knob heats the burner)
 KNIVES = ("Knife", "ButterKnife")
