@@ -105,10 +105,10 @@ class PlannerConfig:
         finish_placements: ``silent_next_copy=end_state``: a container the copied demonstration put
             things on and left on a receptacle of a class the dialogue names (the sandwich's plate on
             the counter, copied for "all on the dining table") must end there too; and when all that is
-            left unmet are placements, the agent moves the objects itself — a program of
-            ``pickup_and_place`` calls on the room's objects
-            (:func:`~icalkit.agents.demo_end_state.placement_repair`), once per episode — before any
-            further copy.
+            left unmet are placements onto places the dialogue names, the agent moves the objects itself —
+            a program of ``pickup_and_place`` calls on the room's objects by id (the evaluation's object
+            map names them; :func:`~icalkit.agents.demo_end_state.placement_repair`), once per episode —
+            before any further copy, and after the last one.
     """
 
     mode: str = "ical"

@@ -36,7 +36,7 @@ def silent_end_decisions(records: Iterable[dict], method: str, oracle: str, max_
                 break
             mine, truth = _error(rec, i), _error(twin, i)
             if mine is not None and not mine.startswith(NEXT_COPY_TEXT) or truth is not None and not truth.startswith(NOT_DONE_TEXT):
-                continue  # a copy that failed with an error: no decision
+                continue  # a copy that failed with an error, or an unfinished end with no copy left: no decision
             if mine is None and i == len(rec["programs"]) - 1 and (
                     not rec.get("copies_left", 1) or not all(c["success"] for c in rec["trace"])):
                 continue  # no candidate was left, or the last copy failed after the task was done: no decision
