@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned ical-ft-memory
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned ical-ft-memory eval-copies heldout-choice
 
 setup: $(STAMP)
 
@@ -71,15 +71,38 @@ pruned-memory: $(STAMP)
 # the recommended copy planner's retriever, trained on the fine-tunes' 8 trained task types only
 # (configs/train_retriever_trained8.yaml, ~2.5 min), and the pruned 5-per-type memory embedded with it,
 # its transfer scores also measured on 20 training tasks of each trained type
-# (configs/methods/copy_mention_fallback_learned.yaml, copy_next_*.yaml)
+# (configs/methods/copy_mention_fallback_learned.yaml, copy_next_*.yaml). TRAINED, LEARNED_RETRIEVER and
+# LEARNED_MEMORY choose other trained types and folders (make heldout-choice)
 RETRIEVER8 := runs/retriever/trained8
 TRAINED8 := [Clean All X, Coffee, N Cooked Slices Of X In Y, N Slices Of X In Y, Plate Of Toast, Put All X In One Y, Put All X On Y, Salad]
+TRAINED ?= $(TRAINED8)
+LEARNED_RETRIEVER ?= $(RETRIEVER8)
+LEARNED_MEMORY ?= runs/memories/pruned_n5_learned8
 retriever-trained8: $(STAMP)
-	nice -n 19 $(IK) train-retriever --config configs/train_retriever_trained8.yaml
+	nice -n 19 $(IK) train-retriever --config configs/train_retriever_trained8.yaml out_dir=$(LEARNED_RETRIEVER) "task_types=$(TRAINED)"
 pruned-memory-learned: $(STAMP)
-	test -f $(RETRIEVER8)/modules.json || $(MAKE) retriever-trained8
+	test -f $(LEARNED_RETRIEVER)/modules.json || $(MAKE) retriever-trained8
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
-	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED8)" demonstrators=[noisy] out_dir=runs/memories/pruned_n5_learned8 memory.path=runs/memories/pruned_n5_learned8.db memory.text_embedder.model=$(RETRIEVER8)
+	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED)" demonstrators=[noisy] out_dir=$(LEARNED_MEMORY) memory.path=$(LEARNED_MEMORY).db memory.text_embedder.model=$(LEARNED_RETRIEVER)
+
+# the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~4 min; SEED=1: the
+# fresh tasks), after the memories it reads (~9 min on a fresh machine)
+SEED ?= 0
+eval-copies: $(STAMP)
+	test -f runs/memories/raw_kinesthetic_n5.db || $(MAKE) raw-memory N=5
+	test -f runs/memories/pruned_n5.db || $(MAKE) pruned-memory N=5
+	test -f runs/memories/pruned_n5_learned8.db || $(MAKE) pruned-memory-learned
+	$(IK) eval --config configs/eval_copies.yaml split.seed=$(SEED) out_dir=runs/eval_copies_seed$(SEED)
+
+# the recommended method under another choice of held-out types (docs/finetune.md, "Other choices of
+# held-out types"): the retriever trained and the transfer measured on TRAINED only (the other types keep
+# only their demonstrations), copy_next_serve reading that memory, on the 120 tasks of record:
+#   make heldout-choice CHOICE=worst "TRAINED=[Boil X, Coffee, Plate Of Toast, Put All X In One Y, ...]"
+heldout-choice: $(STAMP)
+	test -n "$(CHOICE)" || { echo "give CHOICE=<name> and TRAINED=[<the trained task types>]"; exit 1; }
+	$(MAKE) pruned-memory-learned "TRAINED=$(TRAINED)" LEARNED_RETRIEVER=runs/heldout/$(CHOICE)/retriever LEARNED_MEMORY=runs/heldout/$(CHOICE)/memory
+	printf 'base: copy_next_serve\nmemory: runs/heldout/$(CHOICE)/memory.db\nretriever: runs/heldout/$(CHOICE)/retriever\n' > runs/heldout/$(CHOICE)/copy_next_serve.yaml
+	$(IK) eval --config configs/eval_copies.yaml "methods=[runs/heldout/$(CHOICE)/copy_next_serve.yaml]" out_dir=runs/heldout/$(CHOICE)/eval
 
 # the fine-tuned model's own ICAL memory (configs/methods/finetuned_ical.yaml): the 8 trained types' raw
 # demonstrations, then ICAL run by the model of configs/finetune_ical.yaml (abstractions and updates) on the

@@ -7,6 +7,7 @@ MiniLM embedder) and planner are the real ones.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -70,6 +71,28 @@ def test_methods_are_configs_and_unknown_names_list_the_shipped_ones():
     assert load_method("copy").planner.mode == "copy"
     with pytest.raises(ConfigError, match="zero_shot"):
         load_method("no_such_method")
+
+
+def test_a_method_file_can_derive_from_another_and_give_only_what_differs(tmp_path):
+    served = load_method("copy_next_serve")
+    (tmp_path / "mine.yaml").write_text(
+        "base: copy_next_serve\nmemory: other.db\nretriever: runs/retriever/other\nplanner: {room_fit: 7}\n")
+    mine = load_method(str(tmp_path / "mine.yaml"))
+    assert mine.name == "mine" and mine.memory == "other.db" and mine.retriever == "runs/retriever/other"
+    assert mine.planner.room_fit == 7  # one planner key changed, the rest kept (merged section by section)
+    assert dataclasses.replace(mine.planner, room_fit=served.planner.room_fit) == served.planner
+    (tmp_path / "twice.yaml").write_text(f"base: {tmp_path / 'mine.yaml'}\nname: twice_named\n")
+    twice = load_method(str(tmp_path / "twice.yaml"))
+    assert twice.name == "twice_named" and twice.memory == "other.db" and twice.planner.room_fit == 7
+    (tmp_path / "loop.yaml").write_text(f"base: {tmp_path / 'loop.yaml'}\n")
+    with pytest.raises(ConfigError, match="leads back to itself"):
+        load_method(str(tmp_path / "loop.yaml"))
+    (tmp_path / "typo.yaml").write_text("base: copy_next_serv\n")
+    with pytest.raises(ConfigError, match="copy_next_serv.*shipped methods"):
+        load_method(str(tmp_path / "typo.yaml"))
+    (tmp_path / "bad.yaml").write_text("base: copy_next_serve\nplanner: {room_fits: 7}\n")
+    with pytest.raises(ConfigError, match="room_fits"):
+        load_method(str(tmp_path / "bad.yaml"))
 
 
 def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_its_fingerprint():

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from icalkit.agents.planner_config import PlannerConfig
-from icalkit.config import ConfigError, load_config
+from icalkit.config import ConfigError, from_dict, read_yaml_mapping
 from icalkit.models.llm.base import check_loop_repeats
 from icalkit.models.llm.factory import LLMConfig
 
@@ -73,15 +73,17 @@ class MethodConfig:
 def load_method(spec: str, methods_dir: Path = METHODS_DIR) -> MethodConfig:
     """A method from its name (``configs/methods/<name>.yaml``), ``name@N`` or a YAML path.
 
+    A method file may name another method as ``base`` (a shipped name or a path) and give only what
+    differs: its keys are merged over the base's, section by section (e.g. the recommended method
+    with another memory and retriever, ``make heldout-choice``).
+
     Raises:
-        ConfigError: no such method (the available names are listed) or a malformed file.
+        ConfigError: no such method (the available names are listed), a malformed file or a base
+            that names itself.
     """
     base, _, limit = spec.partition("@")
-    path = Path(base) if base.endswith((".yaml", ".yml")) else methods_dir / f"{base}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in methods_dir.glob("*.yaml"))
-        raise ConfigError(f"method {spec!r}: no file {path}; shipped methods: {', '.join(known)}")
-    method = load_config(MethodConfig, path)
+    path = method_path(base, methods_dir)
+    method = from_dict(MethodConfig, method_data(path, methods_dir))
     method.name = method.name or path.stem
     if limit:
         if not limit.isdigit():
@@ -91,6 +93,37 @@ def load_method(spec: str, methods_dir: Path = METHODS_DIR) -> MethodConfig:
         if method.memory_limit == 0 and method.planner.mode not in ("copy",):
             method.planner.mode = "zero_shot"  # no examples: the same prompt as zero-shot
     return method
+
+
+def method_path(spec: str, methods_dir: Path = METHODS_DIR) -> Path:
+    """The YAML file of a method name or path (ConfigError listing the shipped names if there is none)."""
+    path = Path(spec) if spec.endswith((".yaml", ".yml")) else methods_dir / f"{spec}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in methods_dir.glob("*.yaml"))
+        raise ConfigError(f"method {spec!r}: no file {path}; shipped methods: {', '.join(known)}")
+    return path
+
+
+def method_data(path: Path, methods_dir: Path = METHODS_DIR, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The keys of a method file, merged over those of its ``base`` method (recursively)."""
+    data = read_yaml_mapping(path)
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    base_path = method_path(str(base), methods_dir)
+    if base_path.resolve() in (*chain, path.resolve()):
+        raise ConfigError(f"method file {path}: base {base!r} leads back to itself")
+    inherited = method_data(base_path, methods_dir, (*chain, path.resolve()))
+    inherited.pop("name", None)  # a derived method is named by its own file (or its own `name`)
+    return merged(inherited, data)
+
+
+def merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``: nested mappings merge key by key, anything else is replaced."""
+    out = dict(base)
+    for key, value in top.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def method_problem(method: MethodConfig) -> str | None:
