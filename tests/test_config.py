@@ -81,7 +81,7 @@ def test_every_shipped_config_is_valid(command: str) -> None:
     assert cfg is not None
 
 
-VARIANTS = {"eval_alfworld": "eval", "finetune_alfworld": "finetune", "finetune_gpu": "finetune",
+VARIANTS = {"eval_alfworld": "eval", "eval_copies": "eval", "finetune_alfworld": "finetune", "finetune_gpu": "finetune",
             "finetune_rag": "finetune", "finetune_rag_review": "finetune", "finetune_reground": "finetune",
             "finetune_copies": "finetune", "finetune_copies_gpu": "finetune", "finetune_copies_100": "finetune",
             "finetune_reviews_gpu": "finetune",
