@@ -75,9 +75,9 @@ pruned-memory: $(STAMP)
 # LEARNED_MEMORY choose other trained types and folders (make heldout-choice)
 RETRIEVER8 := runs/retriever/trained8
 TRAINED8 := [Clean All X, Coffee, N Cooked Slices Of X In Y, N Slices Of X In Y, Plate Of Toast, Put All X In One Y, Put All X On Y, Salad]
-TRAINED ?= $(TRAINED8)
-LEARNED_RETRIEVER ?= $(RETRIEVER8)
-LEARNED_MEMORY ?= runs/memories/pruned_n5_learned8
+TRAINED = $(TRAINED8)
+LEARNED_RETRIEVER = $(RETRIEVER8)
+LEARNED_MEMORY = runs/memories/pruned_n5_learned8
 retriever-trained8: $(STAMP)
 	nice -n 19 $(IK) train-retriever --config configs/train_retriever_trained8.yaml out_dir=$(LEARNED_RETRIEVER) "task_types=$(TRAINED)"
 pruned-memory-learned: $(STAMP)
@@ -87,7 +87,7 @@ pruned-memory-learned: $(STAMP)
 
 # the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~4 min; SEED=1: the
 # fresh tasks), after the memories it reads (~9 min on a fresh machine)
-SEED ?= 0
+SEED = 0
 eval-copies: $(STAMP)
 	test -f runs/memories/raw_kinesthetic_n5.db || $(MAKE) raw-memory N=5
 	test -f runs/memories/pruned_n5.db || $(MAKE) pruned-memory N=5
@@ -99,10 +99,15 @@ eval-copies: $(STAMP)
 # only their demonstrations), copy_next_serve reading that memory, on the 120 tasks of record:
 #   make heldout-choice CHOICE=worst "TRAINED=[Boil X, Coffee, Plate Of Toast, Put All X In One Y, ...]"
 heldout-choice: $(STAMP)
-	test -n "$(CHOICE)" || { echo "give CHOICE=<name> and TRAINED=[<the trained task types>]"; exit 1; }
+	echo "$(CHOICE)" | grep -Eqx '[A-Za-z0-9_-]+' && test "$(origin TRAINED)" = "command line" || \
+	  { echo "give CHOICE=<a name: letters, digits, _ or -> and TRAINED=[<the trained task types>]"; exit 1; }
+	mkdir -p runs/heldout/$(CHOICE)
+	$(MAKE) retriever-trained8 "TRAINED=$(TRAINED)" LEARNED_RETRIEVER=runs/heldout/$(CHOICE)/retriever
 	$(MAKE) pruned-memory-learned "TRAINED=$(TRAINED)" LEARNED_RETRIEVER=runs/heldout/$(CHOICE)/retriever LEARNED_MEMORY=runs/heldout/$(CHOICE)/memory
-	printf 'base: copy_next_serve\nmemory: runs/heldout/$(CHOICE)/memory.db\nretriever: runs/heldout/$(CHOICE)/retriever\n' > runs/heldout/$(CHOICE)/copy_next_serve.yaml
-	$(IK) eval --config configs/eval_copies.yaml "methods=[runs/heldout/$(CHOICE)/copy_next_serve.yaml]" out_dir=runs/heldout/$(CHOICE)/eval
+	printf '%s\n' 'base: copy_next_serve' 'name: copy_next_serve_$(CHOICE)' 'memory: runs/heldout/$(CHOICE)/memory.db' \
+	  'retriever: runs/heldout/$(CHOICE)/retriever' 'memory_hint: make heldout-choice CHOICE=$(CHOICE) TRAINED=...' \
+	  > runs/heldout/$(CHOICE)/copy_next_serve_$(CHOICE).yaml
+	$(IK) eval --config configs/eval_copies.yaml "methods=[runs/heldout/$(CHOICE)/copy_next_serve_$(CHOICE).yaml]" out_dir=runs/heldout/$(CHOICE)/eval
 
 # the fine-tuned model's own ICAL memory (configs/methods/finetuned_ical.yaml): the 8 trained types' raw
 # demonstrations, then ICAL run by the model of configs/finetune_ical.yaml (abstractions and updates) on the

@@ -84,9 +84,27 @@ def test_a_method_file_can_derive_from_another_and_give_only_what_differs(tmp_pa
     (tmp_path / "twice.yaml").write_text(f"base: {tmp_path / 'mine.yaml'}\nname: twice_named\n")
     twice = load_method(str(tmp_path / "twice.yaml"))
     assert twice.name == "twice_named" and twice.memory == "other.db" and twice.planner.room_fit == 7
+    (tmp_path / "thrice.yaml").write_text(f"base: {tmp_path / 'twice.yaml'}\n")
+    assert load_method(str(tmp_path / "thrice.yaml")).name == "thrice"  # the base's `name` is not inherited
     (tmp_path / "loop.yaml").write_text(f"base: {tmp_path / 'loop.yaml'}\n")
     with pytest.raises(ConfigError, match="leads back to itself"):
         load_method(str(tmp_path / "loop.yaml"))
+    (tmp_path / "a.yaml").write_text(f"base: {tmp_path / 'b.yaml'}\n")
+    (tmp_path / "b.yaml").write_text(f"base: {tmp_path / 'a.yaml'}\n")
+    with pytest.raises(ConfigError, match="a.yaml: base .*b.yaml.* leads back to itself"):
+        load_method(str(tmp_path / "b.yaml"))
+    (tmp_path / "tuned.yaml").write_text("base: copy_next_serve\nllm: {model: runs/tuned, max_new_tokens: 64}\n")
+    (tmp_path / "lora.yaml").write_text(f"base: {tmp_path / 'tuned.yaml'}\nllm: {{adapter: runs/lora}}\n")
+    lora = load_method(str(tmp_path / "lora.yaml")).llm  # replaced whole, not mixed with the base's model
+    assert lora is not None and lora.adapter == "runs/lora" and lora.model == "" and lora.max_new_tokens == 256
+    (tmp_path / "empty.yaml").write_text("base:\nmemory: other.db\n")
+    with pytest.raises(ConfigError, match="base must name one method"):
+        load_method(str(tmp_path / "empty.yaml"))
+    from icalkit.commands.eval import Config, resolve_methods
+
+    (tmp_path / "same.yaml").write_text("base: copy_next_serve\nname: copy_next_serve\n")
+    with pytest.raises(ConfigError, match="two are named 'copy_next_serve'"):  # its records would mix with the base's
+        resolve_methods(Config(methods=["copy_next_serve", str(tmp_path / "same.yaml")]))
     (tmp_path / "typo.yaml").write_text("base: copy_next_serv\n")
     with pytest.raises(ConfigError, match="copy_next_serv.*shipped methods"):
         load_method(str(tmp_path / "typo.yaml"))
@@ -96,8 +114,6 @@ def test_a_method_file_can_derive_from_another_and_give_only_what_differs(tmp_pa
 
 
 def test_a_methods_completion_length_overrides_the_evaluations_and_is_part_of_its_fingerprint():
-    import dataclasses
-
     from icalkit.agents.planner_config import PlannerConfig
     from icalkit.eval.methods import LATER_PLANNER_DEFAULTS, method_fingerprint, method_sampling
     from icalkit.models.llm.factory import LLMConfig

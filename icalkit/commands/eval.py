@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from icalkit.config import refuse_keys
+from icalkit.config import ConfigError, refuse_keys
 from icalkit.envs.alfworld.config import AlfworldConfig
 from icalkit.envs.config import EnvConfig
 from icalkit.eval.splits import SplitConfig
@@ -112,9 +112,12 @@ def resolve_methods(cfg: Config) -> tuple[dict, list[str]]:
     from icalkit.eval.alfworld import alfworld_problem
     from icalkit.eval.methods import load_method, method_problem
 
-    methods, problems = {}, []
+    methods, problems, names = {}, [], set()
     for spec in method_specs(cfg):
         method = load_method(spec)
+        if method.name in names:  # records are keyed by name: the two would be one
+            raise ConfigError(f"methods: two are named {method.name!r} (give one file its own `name`)")
+        names.add(method.name)
         problem = (cfg.env.name == "alfworld" and alfworld_problem(method)) or method_problem(method)
         if problem:
             problems.append(problem)
@@ -126,7 +129,7 @@ def resolve_methods(cfg: Config) -> tuple[dict, list[str]]:
 def run(cfg: Config) -> int:
     from tqdm import tqdm
 
-    from icalkit.config import ConfigError, to_dict
+    from icalkit.config import to_dict
     from icalkit.data_gen.results_file import RecordWriter, load_records
     from icalkit.envs.alfworld.engine import AlfworldUnavailable, GameFileError
     from icalkit.eval.alfworld import ensure_plan_memories, load_alfworld_split

@@ -73,13 +73,16 @@ class MethodConfig:
 def load_method(spec: str, methods_dir: Path = METHODS_DIR) -> MethodConfig:
     """A method from its name (``configs/methods/<name>.yaml``), ``name@N`` or a YAML path.
 
-    A method file may name another method as ``base`` (a shipped name or a path) and give only what
-    differs: its keys are merged over the base's, section by section (e.g. the recommended method
-    with another memory and retriever, ``make heldout-choice``).
+    A method file may name another method as ``base`` (a shipped name, or a path relative to the
+    directory icalkit runs in, as ``memory`` and ``retriever`` are) and give only what differs: its
+    keys are merged over the base's, section by section, except ``llm``, which is replaced whole (one
+    model's settings never mix with another's); the base's ``name`` is not inherited, nor its
+    ``memory_hint`` when the file names its own ``memory`` (e.g. the recommended method with another
+    memory and retriever, ``make heldout-choice``).
 
     Raises:
-        ConfigError: no such method (the available names are listed), a malformed file or a base
-            that names itself.
+        ConfigError: no such method (the available names are listed), a malformed file, an empty
+            base or one that leads back to the file.
     """
     base, _, limit = spec.partition("@")
     path = method_path(base, methods_dir)
@@ -107,22 +110,37 @@ def method_path(spec: str, methods_dir: Path = METHODS_DIR) -> Path:
 def method_data(path: Path, methods_dir: Path = METHODS_DIR, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The keys of a method file, merged over those of its ``base`` method (recursively)."""
     data = read_yaml_mapping(path)
-    base = data.pop("base", None)
-    if base is None:
+    if "base" not in data:
         return data
-    base_path = method_path(str(base), methods_dir)
-    if base_path.resolve() in (*chain, path.resolve()):
-        raise ConfigError(f"method file {path}: base {base!r} leads back to itself")
-    inherited = method_data(base_path, methods_dir, (*chain, path.resolve()))
+    base = data.pop("base")
+    if not isinstance(base, str) or not base.strip() or "@" in base:
+        raise ConfigError(f"method file {path}: base must name one method file or shipped method "
+                          f"(no @N), got {base!r}")
+    chain = (*chain, path.resolve())
+    try:
+        base_path = method_path(base, methods_dir)
+    except ConfigError as err:
+        raise ConfigError(f"method file {path}: base {base!r}: {err}") from None
+    if base_path.resolve() in chain:
+        links = " -> ".join(str(p) for p in (*chain, base_path.resolve()))
+        raise ConfigError(f"method file {path}: base {base!r} leads back to itself ({links})")
+    inherited = method_data(base_path, methods_dir, chain)
     inherited.pop("name", None)  # a derived method is named by its own file (or its own `name`)
+    if "memory" in data:
+        inherited.pop("memory_hint", None)  # the base's hint writes the base's memory
     return merged(inherited, data)
 
 
+WHOLE_SECTIONS = ("llm",)  # one model's settings: a derived method's section replaces the base's
+
+
 def merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    """``top`` over ``base``: nested mappings merge key by key, anything else is replaced."""
+    """``top`` over ``base``: nested mappings merge key by key (but ``WHOLE_SECTIONS`` and anything
+    else are replaced)."""
     out = dict(base)
     for key, value in top.items():
-        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        nested = isinstance(value, dict) and isinstance(out.get(key), dict) and key not in WHOLE_SECTIONS
+        out[key] = merged(out[key], value) if nested else value
     return out
 
 
