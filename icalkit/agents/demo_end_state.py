@@ -110,12 +110,12 @@ def program_placements(program: str) -> set[tuple[str, str]]:
     """``(object class, receptacle class)`` of every ``place`` / ``pickup_and_place`` in ``program`` on
     objects named ``InteractionObject("Class", ...)``; unreadable: none."""
     try:
-        return {(obj, on) for method, obj, on in object_calls(program, _class) if method in PLACES and obj and on}
+        return {(obj, on) for method, obj, on in object_calls(program, interaction_class) if method in PLACES and obj and on}
     except SyntaxError:
         return set()
 
 
-def _class(call: ast.Call) -> str | None:
+def interaction_class(call: ast.Call) -> str | None:
     """The class an ``InteractionObject("Class", ...)`` expression names."""
     arg = call.args[0] if call.args else None
     return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
@@ -194,13 +194,18 @@ def _origins(start: Mapping[str, dict], end: Mapping[str, dict], oid: str) -> se
 
 def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -> list[Check]:
     """The checks the room's ``state`` (:func:`~icalkit.envs.household.observe.object_state_dict`)
-    does not meet; ``acted``: the ids the episode acted on (:func:`acted_on`)."""
+    does not meet; ``acted``: the ids the episode acted on (:func:`acted_on`). A placement of a class
+    the room has none of (nor of its whole) is met: the room cannot ask for it (``planner.drop_absent``
+    leaves such objects out of the copy; a place the room lacks is another matter: the executor puts
+    the object down elsewhere, and the next copy may do better)."""
     out = []
     for check in checks:
         objs = _of_class(state, check.cls)
         if not check.on:
             scope = objs if check.every else [o for o in objs if o in acted]
             ok = all(_has(state, o, check.attrs) for o in scope)
+        elif not (objs or _of_class(state, SLICED_FROM.get(check.cls, check.cls))):
+            ok = True  # the room has no such object (nor its whole): nothing to do
         else:
             there = _there(check, state)
             ok = (len(there) == len(objs) if check.every else len(there) >= check.count if check.count

@@ -33,6 +33,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from icalkit.agents.absent_objects import changed_classes, drop_absent
 from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.api.household import classes_not_found
 from icalkit.agents.context import (
@@ -155,11 +156,8 @@ def grounded_answer(program: str, prompt: list[dict]) -> str:
 
 def flat_example_text(examples: list[Any]) -> str:
     """Examples as LLM-Planner (instruction, flat plan) pairs."""
-    blocks = []
-    for ex in examples:
-        steps = program_to_flat(example_program(ex))
-        if steps:
-            blocks.append(f"Task: {ex.instruction_text()}\nPlan:\n" + "\n".join(steps))
+    blocks = [f"Task: {ex.instruction_text()}\nPlan:\n" + "\n".join(steps)
+              for ex in examples if (steps := program_to_flat(example_program(ex)))]
     return "\n\n".join(blocks) or "(no examples)"
 
 
@@ -312,6 +310,8 @@ class Planner:
         elif self.cfg.reground and program:
             mapping = self.replacements(task, executor, examples[0], stats)
         program = replace_classes(program, mapping)
+        if self.cfg.drop_absent and examples and self.limits.api.oracle_object_map:  # the room as it is
+            program = drop_absent(program, executor.runtime.known_types(), changed_classes(examples[0], mapping))[0]
         if examples:
             self.copied[examples[0].example_id] = mapping  # for silent_next_copy=end_state
         prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []

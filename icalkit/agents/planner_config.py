@@ -109,6 +109,13 @@ class PlannerConfig:
             a program of ``pickup_and_place`` calls on the room's objects by id (the evaluation's object
             map names them; :func:`~icalkit.agents.demo_end_state.placement_repair`), once per episode —
             before any further copy, and after the last one.
+        drop_absent: ``copy`` mode or ``copy_first``: a copied program leaves out the objects of classes
+            the room lacks that its demonstration only moved (no goal attribute of theirs changed: a
+            fork taken out of the sink, a paper towel roll set aside) — their declarations and every
+            statement naming them (:mod:`~icalkit.agents.absent_objects`) — instead of failing on the
+            first of them ("No Fork has been found") with the rest of the copy undone. The room is the
+            one the evaluation's object map shows (``oracle_object_map``); without the map nothing is
+            left out (an object not yet seen is not an absent one).
     """
 
     mode: str = "ical"
@@ -134,6 +141,7 @@ class PlannerConfig:
     silent_next_copy: str = ""
     named_next: bool = False
     finish_placements: bool = False
+    drop_absent: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -166,6 +174,8 @@ class PlannerConfig:
         if self.finish_placements and self.silent_next_copy != "end_state":
             raise ValueError("planner.finish_placements finishes what the end-state check finds unmet: it needs "
                              "planner.silent_next_copy=end_state")
+        if self.drop_absent and not (self.mode == "copy" or self.copy_first):
+            raise ValueError("planner.drop_absent edits the copied example: it needs mode 'copy' or copy_first")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:

@@ -1,0 +1,96 @@
+"""planner.drop_absent: a copy leaves out the objects its room lacks that its demonstration only moved
+(icalkit/agents/absent_objects.py) — on program text, and on the real simulator and executor."""
+
+from __future__ import annotations
+
+import copy_fixtures
+import pytest
+from planner_doubles import one_torch_thread
+
+from icalkit.agents.absent_objects import changed_classes, drop_absent
+from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.envs.household.catalog import OBJECT_TYPES
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.simulator import Simulator
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.memory.example import Example
+from icalkit.memory.example_memory import ExampleMemory
+
+single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+coffee_memory = copy_fixtures.coffee_memory  # a fixture
+embedder = copy_fixtures.embedder  # a fixture
+
+PROGRAM = '''fork = InteractionObject("Fork", object_instance="Fork_1")
+counter = InteractionObject("CounterTop")
+fork.pickup_and_place(counter)
+cup = InteractionObject("Cup")
+cup.pickup_and_place(InteractionObject("SinkBasin"))
+cup.pour(InteractionObject("HousePlant"))
+shelf = InteractionObject("Shelf")
+mug = InteractionObject("Mug")
+mug.pickup_and_place(shelf)
+knife = InteractionObject("Knife")
+knife.pickup()
+tomato = InteractionObject("Tomato")
+tomato.slice()
+piece = InteractionObject("TomatoSliced", parent_object=tomato)
+piece.pickup_and_place(counter)
+also_fork = fork
+also_fork.go_to()
+fork = InteractionObject("Mug")
+fork.pickup()
+'''
+
+
+def test_only_absent_objects_the_demonstration_merely_moved_are_left_out():
+    room = {"CounterTop", "SinkBasin", "HousePlant", "Mug", "Tomato", "ButterKnife"}  # no Fork, Cup, Shelf, Knife
+    program, left_out = drop_absent(PROGRAM, room, changed=set())
+    assert left_out == ["Fork"]
+    lines = program.splitlines()
+    assert not any("Fork" in line or "also_fork" in line for line in lines)  # its declaration, uses, alias
+    assert "fork.pickup_and_place(counter)" not in lines
+    assert "cup.pour(InteractionObject(\"HousePlant\"))" in lines  # poured from: it does something
+    assert "mug.pickup_and_place(shelf)" in lines  # a place the room lacks: the executor's to substitute
+    assert "knife.pickup()" in lines  # the executor cuts with the kind the room has
+    assert "piece.pickup_and_place(counter)" in lines  # a piece whose whole is in the room
+    assert lines[-2:] == ['fork = InteractionObject("Mug")', "fork.pickup()"]  # the name rebound to a mug
+    # a class whose goal attributes the demonstration changed stays: its error says the copy is wrong
+    assert drop_absent(PROGRAM, room, changed={"Fork"}) == (PROGRAM, [])
+    assert drop_absent(PROGRAM, room | {"Fork"}, changed=set()) == (PROGRAM, [])
+    assert drop_absent("fork.pickup(\n", room, set()) == ("fork.pickup(\n", [])  # unreadable: the executor's
+
+
+def test_changed_classes_are_the_demonstrations_goal_attribute_changes_renamed():
+    ex = Example(task_id="t", task_type="Coffee", instruction="x", observed_changes=[
+        {"object": "Mug_1", "attribute": "filled", "before": False, "after": True},
+        {"object": "Fork_1", "attribute": "parent", "before": "SinkBasin_1", "after": "CounterTop_1"},
+        {"object": "AppleSliced_2", "attribute": "sliced", "before": None, "after": True}])
+    assert changed_classes(ex, {"Mug": "Cup", "Apple": "Tomato"}) == {"Cup", "TomatoSliced"}
+
+
+def test_a_copy_runs_past_an_absent_object_its_demonstration_only_moved(coffee_memory, tmp_path, embedder):
+    """A Coffee demonstration that first took a fork (say) out of the sink, copied into a room with no
+    object of that class: without the setting the copy fails on its first line and no coffee is made;
+    with it the detour is left out and the coffee is made."""
+    _, examples, _ = coffee_memory
+    task = sample_tasks(["Coffee"], 1, "valid_unseen", 0)[0]
+    room = {o.object_type for o in build_world(task).objects.values()}
+    cls = next(c for c in ("Fork", "PaperTowelRoll", "Pen", "Pencil", "Watch", "KeyChain", "CreditCard")
+               if c not in room and OBJECT_TYPES[c].pickupable)
+    detour = (f'thing = InteractionObject("{cls}")\ncounter_top = InteractionObject("CounterTop")\n'
+              "thing.pickup_and_place(counter_top)\n")
+    mem = ExampleMemory(tmp_path / "detour.db", embedder)
+    mem.add_many([Example(task_id=examples[0].task_id, task_type="Coffee", instruction="Make coffee",
+                          revised_program=detour + examples[0].revised_program)])
+
+    def run(**cfg):
+        planner = Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, **cfg))
+        return planner.run_episode(task, Simulator(build_world(task)))
+
+    failed = run()
+    assert not failed.success and f"No {cls} has been found" in failed.errors[0]
+    dropped = run(drop_absent=True)
+    assert dropped.success and dropped.errors == [] and cls not in dropped.programs[0]
+    assert dropped.programs[0].startswith('counter_top = InteractionObject("CounterTop")')
+    with pytest.raises(ValueError, match="drop_absent"):
+        PlannerConfig(mode="ical", drop_absent=True).validate()
