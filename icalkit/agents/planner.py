@@ -33,7 +33,6 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from icalkit.agents.absent_objects import changed_classes, drop_absent
 from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.api.household import classes_not_found
 from icalkit.agents.context import (
@@ -46,6 +45,7 @@ from icalkit.agents.context import (
     task_text,
     transfer_rate,
 )
+from icalkit.agents.copy_fitting import fit_copy
 from icalkit.agents.copy_progress import CopyProgress
 from icalkit.agents.demo_end_state import handled
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
@@ -310,8 +310,8 @@ class Planner:
         elif self.cfg.reground and program:
             mapping = self.replacements(task, executor, examples[0], stats)
         program = replace_classes(program, mapping)
-        if self.cfg.drop_absent and examples and self.limits.api.oracle_object_map:  # the room as it is
-            program = drop_absent(program, executor.runtime.known_types(), changed_classes(examples[0], mapping))[0]
+        if examples and (self.cfg.drop_absent or self.cfg.piece_counts):  # fitted to this room and dialogue
+            program = fit_copy(program, examples[0], mapping, task, executor.runtime, self.cfg)
         if examples:
             self.copied[examples[0].example_id] = mapping  # for silent_next_copy=end_state
         prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []

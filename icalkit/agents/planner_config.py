@@ -116,6 +116,9 @@ class PlannerConfig:
             first of them ("No Fork has been found") with the rest of the copy undone. The room is the
             one the evaluation's object map shows (``oracle_object_map``); without the map nothing is
             left out (an object not yet seen is not an absent one).
+        piece_counts: ``copy`` mode or ``copy_first``: where the dialogue asks for more pieces of a food
+            than the copied program serves ("two slices of lettuce"; "an apple slice"), the copy places
+            further raw pieces where it places most of them (:mod:`~icalkit.agents.piece_counts`).
     """
 
     mode: str = "ical"
@@ -142,6 +145,7 @@ class PlannerConfig:
     named_next: bool = False
     finish_placements: bool = False
     drop_absent: bool = False
+    piece_counts: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -174,8 +178,9 @@ class PlannerConfig:
         if self.finish_placements and self.silent_next_copy != "end_state":
             raise ValueError("planner.finish_placements finishes what the end-state check finds unmet: it needs "
                              "planner.silent_next_copy=end_state")
-        if self.drop_absent and not (self.mode == "copy" or self.copy_first):
-            raise ValueError("planner.drop_absent edits the copied example: it needs mode 'copy' or copy_first")
+        for edit in ("drop_absent", "piece_counts"):
+            if getattr(self, edit) and not (self.mode == "copy" or self.copy_first):
+                raise ValueError(f"planner.{edit} edits the copied example: it needs mode 'copy' or copy_first")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:

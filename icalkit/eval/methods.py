@@ -178,7 +178,8 @@ def method_sampling(method: MethodConfig, sampling: dict[str, Any]) -> dict[str,
 LATER_PLANNER_DEFAULTS = {"room_fit": 0, "review_done": False, "reground": False, "oracle_reground": False,
                          "transfer_order": False, "mention_reground": False,
                          "copy_fallback": False, "model_replans": 0, "review_keeps_placed": False,
-                         "silent_next_copy": "", "named_next": False, "finish_placements": False, "drop_absent": False}
+                         "silent_next_copy": "", "named_next": False, "finish_placements": False, "drop_absent": False,
+                         "piece_counts": False}
 
 
 def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:

@@ -1,0 +1,26 @@
+"""A copied program fitted to the new room and dialogue before it runs: the objects the room lacks
+that its demonstration only moved left out (``planner.drop_absent``,
+:mod:`~icalkit.agents.absent_objects`), as many pieces served as the dialogue asks
+(``planner.piece_counts``, :mod:`~icalkit.agents.piece_counts`). No model is asked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from icalkit.agents.absent_objects import changed_classes, drop_absent
+from icalkit.agents.piece_counts import asked_pieces, serve_pieces
+from icalkit.agents.planner_config import PlannerConfig
+from icalkit.envs.household.tasks.task import Task
+
+
+def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task, runtime: Any,
+             cfg: PlannerConfig) -> str:
+    """``program`` (``example``'s, its classes renamed by ``mapping``) as ``cfg`` fits it to ``task``
+    in the room ``runtime`` knows; absent objects only where the evaluation's object map shows the
+    whole room (an object not seen yet is not an absent one)."""
+    if cfg.drop_absent and runtime.config.oracle_object_map:
+        program = drop_absent(program, runtime.known_types(), changed_classes(example, mapping))[0]
+    if cfg.piece_counts:
+        program = serve_pieces(program, asked_pieces([task.dialogue_text() if task.dialogue else task.instruction]))[0]
+    return program

@@ -1,0 +1,84 @@
+"""planner.piece_counts: a copy serves as many raw pieces as the dialogue asks
+(icalkit/agents/piece_counts.py) — on dialogue and program text, and on the real simulator."""
+
+from __future__ import annotations
+
+import copy_fixtures
+import pytest
+from copy_fixtures import expert_program
+from planner_doubles import one_torch_thread
+
+from icalkit.agents.piece_counts import asked_pieces, serve_pieces
+from icalkit.agents.planner import Planner, PlannerConfig
+from icalkit.envs.factory import make_env
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.simulator import Simulator
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.memory.example import Example
+from icalkit.memory.example_memory import ExampleMemory
+
+single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+embedder = copy_fixtures.embedder  # a fixture
+
+SALAD = '''lettuce = InteractionObject("Lettuce")
+knife = InteractionObject("Knife")
+knife.pickup()
+lettuce.slice()
+plate = InteractionObject("Plate")
+counter = InteractionObject("CounterTop")
+lettuce_sliced = InteractionObject("LettuceSliced", parent_object=lettuce)
+lettuce_sliced.pickup_and_place(counter)
+lettuce_sliced.pickup_and_place(plate)
+potato = InteractionObject("Potato")
+potato.slice()
+potato_sliced = InteractionObject("PotatoSliced", parent_object=potato)
+pan = InteractionObject("Pan")
+potato_sliced.pickup_and_place(pan)
+potato_sliced.pickup_and_place(plate)
+'''
+
+
+def test_the_dialogue_says_how_many_pieces_of_each_food():
+    asked = asked_pieces(["Commander: Put a slice of lettuce and two slices of tomato on the plate",
+                          "Commander: breakfast time! a mug of coffee and an apple slice on a plate",
+                          "make a salad with a cooked slice of potato and 3 lettuce slices", "two slices of toast"])
+    assert asked == {"LettuceSliced": 3, "TomatoSliced": 2, "AppleSliced": 1, "PotatoSliced": 1}  # no toast
+    assert asked_pieces(["slice the tomato, then put it on the plate"]) == {}  # no number: nothing asked
+
+
+def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():
+    program, added = serve_pieces(SALAD, {"LettuceSliced": 3, "PotatoSliced": 2})
+    assert added == {"LettuceSliced": 2}  # the cooked potato piece is not copied raw
+    lines = program.splitlines()
+    at = lines.index("lettuce_sliced.pickup_and_place(plate)")  # after the last placement on the plate
+    assert lines[at + 1:at + 5] == [
+        'lettuce_sliced_more_0 = InteractionObject("LettuceSliced", parent_object=lettuce)',
+        "lettuce_sliced_more_0.pickup_and_place(plate)",
+        'lettuce_sliced_more_1 = InteractionObject("LettuceSliced", parent_object=lettuce)',
+        "lettuce_sliced_more_1.pickup_and_place(plate)"]
+    assert serve_pieces(SALAD, {"LettuceSliced": 1}) == (SALAD, {})  # enough already; none is removed
+    assert serve_pieces(SALAD, {"TomatoSliced": 2}) == (SALAD, {})  # no tomato piece placed: nothing to copy
+    assert serve_pieces("plate.pickup(\n", {"LettuceSliced": 2}) == ("plate.pickup(\n", {})
+
+
+def test_a_copy_serves_the_second_slice_of_lettuce_the_dialogue_asks_for(tmp_path, embedder):
+    """A salad demonstration with one slice of lettuce, copied for "two slices of lettuce and a slice of
+    tomato": without the setting the copy ends without an error and the salad lacks a slice; with it
+    the copy places a second one and the task is done."""
+    env = make_env("household", render_obs=False)
+    own = next(t for t in sample_tasks(["Salad"], 2, "train", 0) if t.task_id.endswith("0-00001"))
+    assert own.params["#0"] == "1"
+    mem = ExampleMemory(tmp_path / "salad.db", embedder)
+    mem.add_many([Example(task_id=own.task_id, task_type="Salad", instruction=own.instruction,
+                          revised_program=expert_program(env, own))])
+    task = next(t for t in sample_tasks(["Salad"], 1, "valid_seen", 0))
+    assert task.params["#0"] == "2" and "two slices of lettuce" in task.instruction
+
+    def run(**cfg):
+        return Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, precondition_checks=True, **cfg)
+                       ).run_episode(task, Simulator(build_world(task)))
+
+    one = run()
+    assert not one.success and one.errors == [] and one.satisfied < one.total
+    two = run(piece_counts=True)
+    assert two.success and two.errors == [] and "_more_0.pickup_and_place(" in two.programs[0]
