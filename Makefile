@@ -85,7 +85,7 @@ pruned-memory-learned: $(STAMP)
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED)" demonstrators=[noisy] out_dir=$(LEARNED_MEMORY) memory.path=$(LEARNED_MEMORY).db memory.text_embedder.model=$(LEARNED_RETRIEVER)
 
-# the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~4 min; SEED=1: the
+# the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~6 min; SEED=1: the
 # fresh tasks), after the memories it reads (~9 min on a fresh machine)
 SEED = 0
 eval-copies: $(STAMP)
@@ -99,7 +99,7 @@ eval-copies: $(STAMP)
 # only their demonstrations; built again only when TRAINED changes), METHOD reading that memory, on the 120
 # tasks of record (~5 min):
 #   make heldout-choice CHOICE=worst "TRAINED=[Boil X, Coffee, Plate Of Toast, Put All X In One Y, ...]"
-METHOD = copy_next_absent
+METHOD = copy_next_counts
 heldout-choice: $(STAMP)
 	echo "$(CHOICE)" | grep -Eqx '[A-Za-z0-9_-]+' && test "$(origin TRAINED)" = "command line" || \
 	  { echo "give CHOICE=<a name: letters, digits, _ or -> and TRAINED=[<the trained task types>]"; exit 1; }
