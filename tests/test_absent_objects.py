@@ -60,6 +60,22 @@ def test_only_absent_objects_the_demonstration_merely_moved_are_left_out():
     assert drop_absent("fork.pickup(\n", room, set()) == ("fork.pickup(\n", [])  # unreadable: the executor's
 
 
+def test_places_aliases_and_blocks_are_handled_with_care():
+    room = {"CounterTop", "StoveBurner", "Potato", "Mug"}  # no Pan, Fork, Plate
+    cooked = ('pan = InteractionObject("Pan")\nstove = InteractionObject("StoveBurner")\n'
+              'pan.pickup_and_place(stove)\npiece = InteractionObject("PotatoSliced")\npiece.pickup_and_place(pan)\n')
+    assert drop_absent(cooked, room, set()) == (cooked, [])  # a place (a receptacle, put on): the executor's
+    plate = 'plate = InteractionObject("Plate")\nplate.pickup()\n'
+    assert drop_absent(plate, room, set()) == (plate, [])  # a receptacle class is a place too
+    twice = ('a = b = InteractionObject("Fork")\ncounter = InteractionObject("CounterTop")\n'
+             "b.pickup_and_place(counter)\nc, m = a, InteractionObject(\"Mug\")\nm.pickup()\n")
+    program, left_out = drop_absent(twice, room, set())  # every target goes, tuple elements too
+    assert left_out == ["Fork"] and program == 'counter = InteractionObject("CounterTop")\n'
+    loop = ('fork = InteractionObject("Fork")\nmug = InteractionObject("Mug")\n'
+            "for thing in [fork, mug]:\n    thing.pickup()\n")
+    assert drop_absent(loop, room, set()) == (loop, [])  # a block naming it: nothing is cut
+
+
 def test_changed_classes_are_the_demonstrations_goal_attribute_changes_renamed():
     ex = Example(task_id="t", task_type="Coffee", instruction="x", observed_changes=[
         {"object": "Mug_1", "attribute": "filled", "before": False, "after": True},

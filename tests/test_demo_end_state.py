@@ -95,6 +95,12 @@ def test_checks_of_the_demonstration_and_a_room_that_meets_them_or_not() -> None
         ["1 or more TomatoSliced (cooked=False, sliced=True) on a Plate (dirty=False)"]
     # a plate nobody acted on may be dirty: "each acted-on" is the episode's own plate
     assert unmet([Check("Plate", (("dirty", False),))], room(False, True, 1), set()) == []
+    # a placement of a class the room never had (nor its whole) asks nothing of it; judged on the start
+    fork, toast = Check("Fork", (), "CounterTop", (), count=1), Check("Bread", (), "CounterTop", (), count=1)
+    start = room(False, False, 1)
+    assert unmet([fork], start, acted, start) == [] and unmet([fork], start, acted) == [fork]
+    cut = {**start, "Bread_1": {"sliced": False, "parent": "Stove_1"}}  # a bread there at the start, cut up since
+    assert unmet([toast], start, acted, cut) == [toast]
 
 
 def test_every_needs_the_demonstration_to_have_made_it_so() -> None:

@@ -44,6 +44,12 @@ def test_the_dialogue_says_how_many_pieces_of_each_food():
                           "make a salad with a cooked slice of potato and 3 lettuce slices", "two slices of toast"])
     assert asked == {"LettuceSliced": 3, "TomatoSliced": 2, "AppleSliced": 1, "PotatoSliced": 1}  # no toast
     assert asked_pieces(["slice the tomato, then put it on the plate"]) == {}  # no number: nothing asked
+    assert asked_pieces(["I need three slices of red tomatoes", "two brown potato pieces"]) == {
+        "TomatoSliced": 3, "PotatoSliced": 2}  # a colour, a plural, "pieces"
+    assert asked_pieces(["slice the brown potato", "Put two slices in the bowl!"]) == {"PotatoSliced": 2}  # one food
+    assert asked_pieces(["slice the tomato and the lettuce", "put two slices in the bowl"]) == {}  # which one?
+    assert asked_pieces(["cut the potato into six slices", "put two mugs and a slice of potato"]) == {
+        "PotatoSliced": 1}
 
 
 def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():
@@ -59,6 +65,10 @@ def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():
     assert serve_pieces(SALAD, {"LettuceSliced": 1}) == (SALAD, {})  # enough already; none is removed
     assert serve_pieces(SALAD, {"TomatoSliced": 2}) == (SALAD, {})  # no tomato piece placed: nothing to copy
     assert serve_pieces("plate.pickup(\n", {"LettuceSliced": 2}) == ("plate.pickup(\n", {})
+    inline = SALAD.replace("potato_sliced.pickup_and_place(pan)", 'potato_sliced.pickup_and_place(InteractionObject("Pan"))')
+    assert serve_pieces(inline, {"PotatoSliced": 2}) == (inline, {})  # cooked in a pan named inline
+    rebound = SALAD + 'plate = InteractionObject("Bowl")\n'
+    assert serve_pieces(rebound, {"LettuceSliced": 2}) == (rebound, {})  # "plate" means two things: no edit
 
 
 def test_a_copy_serves_the_second_slice_of_lettuce_the_dialogue_asks_for(tmp_path, embedder):

@@ -9,8 +9,10 @@ an object it lacks, and an object the demonstration only moved — none of its g
 the ``InteractionObject`` declaration and every statement that names the variable. An absent object
 the demonstration changed (the bowl it washed, the bread it sliced) stays, its error is the signal
 that the copy is the wrong one (``copy_fallback``), and so do knives (the executor cuts with the kind
-the room has), pieces whose whole is in the room (they appear when it is cut) and places (a shelf the
-room lacks: the executor puts the object down elsewhere).
+the room has), pieces whose whole is in the room (they appear when it is cut) and places — a
+receptacle class, or one the program puts things on (a shelf or a pan the room lacks: the executor
+puts the object down elsewhere). Only top-level statements are cut: a program whose loop or
+condition names such an object is left as it is.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import ast
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from icalkit.agents.context import object_calls
+from icalkit.agents.context import is_interaction, object_calls
 from icalkit.agents.demo_end_state import GOAL_ATTRIBUTES, class_of, interaction_class, renamed
-from icalkit.agents.review_guard import MOVES
+from icalkit.agents.review_guard import ONLY_MOVES, PLACES
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICED_FROM
 
 
@@ -37,43 +39,57 @@ def absent(cls: str, room: Collection[str]) -> bool:
     return cls not in room and SLICED_FROM.get(cls, cls) not in room
 
 
-def droppable(cls: str, changed: Collection[str]) -> bool:
-    """Whether an absent object of ``cls`` can go: one to carry (a place the room lacks is the
-    executor's to substitute), not a knife, and none of its goal attributes ``changed`` (by the
-    demonstration, or by a call of the program other than a move)."""
+def droppable(cls: str, kept: Collection[str]) -> bool:
+    """Whether an absent object of ``cls`` can go: one to carry, not a receptacle (a place the room
+    lacks is the executor's to substitute) nor a knife, and not in ``kept`` (changed by the
+    demonstration, acted on by a call of the program other than a move, or a place it uses)."""
     kind = OBJECT_TYPES.get(cls)
-    return kind is not None and kind.pickupable and cls not in KNIVES and cls not in changed
+    return kind is not None and kind.pickupable and not kind.receptacle and cls not in KNIVES and cls not in kept
 
 
 def drop_absent(program: str, room: Collection[str], changed: Collection[str]) -> tuple[str, list[str]]:
     """``program`` without the objects of classes ``room`` lacks that are :func:`droppable`: their
-    declarations and every statement naming them; and the classes left out. A program
-    that does not parse is returned as it is (the executor reports it)."""
+    declarations and every top-level statement naming them; and the classes left out. A program that
+    does not parse, or whose compound statement names such an object, is returned as it is."""
     try:
         body = ast.parse(program).body
     except SyntaxError:
         return program, []
-    changed = {*changed, *(obj for method, obj, _ in object_calls(program, interaction_class)
-                           if method not in (*MOVES, "go_to"))}  # a cup it pours from, filled and emptied
+    calls = list(object_calls(program, interaction_class))
+    kept = {*changed, *(obj for method, obj, _ in calls if method not in ONLY_MOVES),
+            *(on for method, _, on in calls if method in PLACES)}  # a cup it pours from; a place
     gone: set[str] = set()  # the variables of objects left out
-    kept, left_out = [], set()
+    lines, left_out = [], set()
     for stmt in body:
-        target = stmt.targets[0].id if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else None
+        targets = _targets(stmt)
         cls = _declared_class(stmt)
-        if cls and absent(cls, room) and droppable(cls, changed):
+        if cls and absent(cls, room) and droppable(cls, kept):
             left_out.add(cls)
-        elif not any(isinstance(n, ast.Name) and n.id in gone for n in ast.walk(stmt.value if target else stmt)):
-            gone.discard(target or "")  # the name now stands for something the room has
-            kept.append(ast.get_source_segment(program, stmt) or "")
+        elif _reads(stmt) & gone:
+            if hasattr(stmt, "body"):  # a loop or a condition: cut nothing
+                return program, []
+        else:
+            gone -= targets  # those names now stand for something the room has
+            lines.append(ast.get_source_segment(program, stmt) or ast.unparse(stmt))
             continue
-        if target:
-            gone.add(target)
-    return ("\n".join(kept) + "\n", sorted(left_out)) if left_out else (program, [])
+        gone |= targets
+    return ("\n".join(lines) + "\n", sorted(left_out)) if left_out else (program, [])
+
+
+def _targets(stmt: ast.stmt) -> set[str]:
+    """The names an assignment binds (every target, tuples unpacked)."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+        stmt, ast.AnnAssign | ast.AugAssign) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _reads(stmt: ast.stmt) -> set[str]:
+    """The names ``stmt`` reads (an assignment's value; any other statement whole)."""
+    source = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None else stmt
+    return {n.id for n in ast.walk(source) if isinstance(n, ast.Name)}
 
 
 def _declared_class(stmt: ast.stmt) -> str | None:
-    """The class of ``x = InteractionObject("Class", ...)``, else None."""
-    value = stmt.value if isinstance(stmt, ast.Assign) else None
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "InteractionObject":
-        return interaction_class(value)
-    return None
+    """The class of ``x = InteractionObject("Class", ...)`` (any targets), else None."""
+    value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+    return interaction_class(value) if is_interaction(value) else None

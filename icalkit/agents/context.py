@@ -111,6 +111,11 @@ def program_classes(program: str) -> set[str]:
     return set(program_class_order(program))
 
 
+def is_interaction(node: ast.AST | None) -> bool:
+    """Whether ``node`` is an ``InteractionObject(...)`` call."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "InteractionObject"
+
+
 def object_calls(program: str, value_of: Callable[[ast.Call], Any]) -> Iterator[tuple[str, Any, Any]]:
     """The method calls of ``program`` on objects, in order (inside a compound statement breadth-first):
     ``(method, receiver, first argument)``, each the value ``value_of`` gives the ``InteractionObject(...)``
@@ -121,9 +126,7 @@ def object_calls(program: str, value_of: Callable[[ast.Call], Any]) -> Iterator[
     def value(node: ast.AST) -> Any:
         if isinstance(node, ast.Name):
             return bound.get(node.id)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "InteractionObject":
-            return value_of(node)
-        return None
+        return value_of(node) if is_interaction(node) else None
 
     for stmt in ast.parse(program).body:
         for node in ast.walk(stmt):

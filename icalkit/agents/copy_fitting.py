@@ -21,6 +21,7 @@ def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task,
     whole room (an object not seen yet is not an absent one)."""
     if cfg.drop_absent and runtime.config.oracle_object_map:
         program = drop_absent(program, runtime.known_types(), changed_classes(example, mapping))[0]
-    if cfg.piece_counts:
-        program = serve_pieces(program, asked_pieces([task.dialogue_text() if task.dialogue else task.instruction]))[0]
+    if cfg.piece_counts:  # what the Commander asks (a Driver's "6 slices on the counter" is no request)
+        asked = asked_pieces([text for speaker, text in task.dialogue if speaker == "Commander"] or [task.instruction])
+        program = serve_pieces(program, asked)[0]
     return program

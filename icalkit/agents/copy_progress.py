@@ -65,7 +65,7 @@ class CopyProgress:
         placements onto named places are left, :attr:`repair` gets the program that makes them."""
         now, touched = full_state(self.executor.sim.world), self.touched()
         acted = acted_on(self.start, now, touched)
-        checks = unmet(demo_checks(example, mapping, self.places), now, acted)
+        checks = unmet(demo_checks(example, mapping, self.places), now, acted, self.start)
         unnamed = unnamed_in_episode(self.dialogue, self.executor.runtime.known_types(), touched, self.embedder)
         if self.places and self.repair is None and not unnamed:
             self.repair = placement_repair(checks, now, acted, self.places) or None

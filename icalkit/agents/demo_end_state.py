@@ -192,11 +192,13 @@ def _origins(start: Mapping[str, dict], end: Mapping[str, dict], oid: str) -> se
     return {a.get("parent") for o, a in start.items() if o not in end and class_of(o) == whole}
 
 
-def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -> list[Check]:
+def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str],
+          start: Mapping[str, dict] | None = None) -> list[Check]:
     """The checks the room's ``state`` (:func:`~icalkit.envs.household.observe.object_state_dict`)
     does not meet; ``acted``: the ids the episode acted on (:func:`acted_on`). A placement of a class
-    the room has none of (nor of its whole) is met: the room cannot ask for it (``planner.drop_absent``
-    leaves such objects out of the copy; a place the room lacks is another matter: the executor puts
+    the room had none of (nor of its whole) in ``start``, its state when the episode began, is met:
+    the room cannot ask for it (``planner.drop_absent`` leaves such objects out of the copy; a bread
+    the episode cut up still counts, and a place the room lacks is another matter: the executor puts
     the object down elsewhere, and the next copy may do better)."""
     out = []
     for check in checks:
@@ -204,8 +206,8 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str]) -
         if not check.on:
             scope = objs if check.every else [o for o in objs if o in acted]
             ok = all(_has(state, o, check.attrs) for o in scope)
-        elif not (objs or _of_class(state, SLICED_FROM.get(check.cls, check.cls))):
-            ok = True  # the room has no such object (nor its whole): nothing to do
+        elif start is not None and not (_of_class(start, check.cls) or _of_class(start, SLICED_FROM.get(check.cls, check.cls))):
+            ok = True  # the room never had such an object (nor its whole): nothing to do
         else:
             there = _there(check, state)
             ok = (len(there) == len(objs) if check.every else len(there) >= check.count if check.count

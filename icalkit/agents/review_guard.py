@@ -20,6 +20,7 @@ from icalkit.agents.context import object_calls
 
 PLACES = frozenset({"place", "pickup_and_place"})
 MOVES = PLACES | {"pickup"}
+ONLY_MOVES = MOVES | {"go_to", "put_down", "check_attribute"}  # calls that change no goal attribute of their object
 REVIEW_GUARD_TEXT = "the review was not run"
 
 
