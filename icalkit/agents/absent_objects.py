@@ -22,9 +22,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from icalkit.agents.context import is_interaction, object_calls
-from icalkit.agents.demo_end_state import GOAL_ATTRIBUTES, class_of, interaction_class, renamed
+from icalkit.agents.demo_end_state import GOAL_ATTRIBUTES, class_of, interaction_class, lacks, renamed
 from icalkit.agents.review_guard import ONLY_MOVES, PLACES
-from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICED_FROM
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
 
 
 def changed_classes(example: Any, mapping: Mapping[str, str]) -> set[str]:
@@ -32,11 +32,6 @@ def changed_classes(example: Any, mapping: Mapping[str, str]) -> set[str]:
     demonstration changed or made (a piece appears sliced)."""
     return {renamed(class_of(c["object"]), mapping) for c in example.observed_changes
             if c["attribute"] in GOAL_ATTRIBUTES}
-
-
-def absent(cls: str, room: Collection[str]) -> bool:
-    """Whether the room has no object of ``cls`` and, for a piece, none of its whole either."""
-    return cls not in room and SLICED_FROM.get(cls, cls) not in room
 
 
 def droppable(cls: str, kept: Collection[str]) -> bool:
@@ -63,7 +58,7 @@ def drop_absent(program: str, room: Collection[str], changed: Collection[str]) -
     for stmt in body:
         targets = _targets(stmt)
         cls = _declared_class(stmt)
-        if cls and absent(cls, room) and droppable(cls, kept):
+        if cls and lacks(room, cls) and droppable(cls, kept):
             left_out.add(cls)
         elif _reads(stmt) & gone:
             if hasattr(stmt, "body"):  # a loop or a condition: cut nothing

@@ -206,7 +206,7 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str],
         if not check.on:
             scope = objs if check.every else [o for o in objs if o in acted]
             ok = all(_has(state, o, check.attrs) for o in scope)
-        elif start is not None and not (_of_class(start, check.cls) or _of_class(start, SLICED_FROM.get(check.cls, check.cls))):
+        elif start is not None and lacks({class_of(o) for o in start}, check.cls):
             ok = True  # the room never had such an object (nor its whole): nothing to do
         else:
             there = _there(check, state)
@@ -273,6 +273,11 @@ def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, m
                           if places else t.pickupable))
     scores = mention_scores(embedder, dialogue, classes)
     return [c for c in classes if scores[c][1] >= min_score]
+
+
+def lacks(room: Collection[str], cls: str) -> bool:
+    """Whether the ``room``'s classes hold no object of ``cls`` nor, for a piece, of its whole."""
+    return cls not in room and SLICED_FROM.get(cls, cls) not in room
 
 
 def handled(classes: Iterable[str]) -> set[str]:

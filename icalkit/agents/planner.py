@@ -310,9 +310,8 @@ class Planner:
         elif self.cfg.reground and program:
             mapping = self.replacements(task, executor, examples[0], stats)
         program = replace_classes(program, mapping)
-        if examples and (self.cfg.drop_absent or self.cfg.piece_counts):  # fitted to this room and dialogue
+        if examples:  # fitted to this room and dialogue (drop_absent, piece_counts), then recorded for end_state
             program = fit_copy(program, examples[0], mapping, task, executor.runtime, self.cfg)
-        if examples:
             self.copied[examples[0].example_id] = mapping  # for silent_next_copy=end_state
         prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []
         return (Answer({"Program": program}, program) if program.strip()
