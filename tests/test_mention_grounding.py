@@ -82,6 +82,33 @@ def test_fits_slot_holds_what_the_example_put_there(candidate, slot, held, fits)
     assert fits_slot(candidate, slot, held) is fits
 
 
+@pytest.mark.parametrize("candidate,slot,container,fits", [
+    ("Pan", "Plate", True, False), ("Pan", "Plate", False, True), ("Bowl", "Plate", True, True),
+    ("Pot", "Bowl", True, True), ("Box", "Plate", True, False), ("Pan", "Pot", True, True)])
+def test_fits_slot_takes_a_dish_of_the_same_use_for_one_the_example_fills(candidate, slot, container, fits):
+    """A plate the example puts the cooked slices on becomes a bowl (both Dishware), never the pan
+    (Cookware) the dialogue names as the way to cook them; a bowl and a pot both hold water."""
+    assert fits_slot(candidate, slot, container=container) is fits
+
+
+def test_mention_reground_keeps_the_pan_to_cook_in_out_of_the_plate_slot(embedder):
+    """"cook one slice in the microwave or a pan ... put them in a clean bowl": a demonstration that
+    served its cooked slices on a Plate serves them in the Bowl, not in the earlier-named Pan."""
+    tasks = sample_tasks(["N Cooked Slices Of X In Y"], 12, "valid_seen", 0)
+    demo = next(t for t in tasks if t.params["#3"] == "Plate" and t.params["#1"] == "Apple")
+    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                      revised_program='apple = InteractionObject("Apple")\napple.slice()\n'
+                                      'piece = InteractionObject("AppleSliced", parent_object=apple)\n'
+                                      'oven = InteractionObject("Microwave")\npiece.pickup_and_place(oven)\n'
+                                      'oven.toggle_on()\nplate = InteractionObject("Plate")\n'
+                                      'piece.pickup_and_place(plate)\n')
+    task = next(t for t in tasks if t.task_id.endswith("0-00008"))
+    assert task.params["#3"] == "Bowl" and any("a pan" in text for _, text in task.dialogue)
+    room = {o.object_type for o in build_world(task).objects.values()}
+    assert {"Pan", "Bowl"} <= room
+    assert mention_replacements(example, task.dialogue, room, embedder) == {"Apple": "Potato", "Plate": "Bowl"}
+
+
 def test_mention_reground_keeps_a_breakfast_table_a_table(embedder):
     """A breakfast demonstration served on the counter (coffee from the CoffeeMachine, its potato on a Plate,
     the plate and the mug on the CounterTop) copied for two valid_unseen breakfasts, with their own

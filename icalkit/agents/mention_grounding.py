@@ -93,12 +93,14 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
     return {c: (float(a), float(b)) for c, a, b in zip(classes, ranked, raw, strict=True)}
 
 
-def fits_slot(candidate: str, slot: str, held: Collection[str] = ()) -> bool:
+def fits_slot(candidate: str, slot: str, held: Collection[str] = (), container: bool = False) -> bool:
     """Whether ``candidate`` can stand where the example used ``slot``: sliceable for a sliceable
     slot, dirtyable for a dirtyable one, any receptacle for furniture, else a pickupable of the same
     kind (not a receptacle where the slot is none: the pieces go in the plate, not the other way);
     and able to hold each class of ``held``, what the example put in or on the slot (a toaster takes
-    bread slices only, so it is no table for a mug; a cup is no plate)."""
+    bread slices only, so it is no table for a mug; a cup is no plate). A dish the example puts
+    things in (``container``) takes a dish of the same use: one of its object classes where both have
+    some (a bowl for a plate, both Dishware; not the pan "cook it in a pan" names, Cookware)."""
     from icalkit.envs.household.catalog import OBJECT_TYPES
     from icalkit.envs.household.receptacles import can_hold
 
@@ -109,7 +111,8 @@ def fits_slot(candidate: str, slot: str, held: Collection[str] = ()) -> bool:
         return False
     if s.kind == "furniture":
         return c.receptacle
-    return c.pickupable and c.kind == s.kind and (s.receptacle or not c.receptacle)
+    same_use = not (container and s.receptacle and c.classes and s.classes) or bool(set(c.classes) & set(s.classes))
+    return c.pickupable and c.kind == s.kind and (s.receptacle or not c.receptacle) and same_use
 
 
 def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection[str], embedder: Any,
@@ -136,11 +139,13 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
     candidates = sorted(c for c in room if free(c))
     score = mention_scores(embedder, dialogue, candidates + slots, decay, min_score)
     held: dict[str, set[str]] = {}  # what the example put on each slot, of the classes that stay as they are
-    for obj, on in program_placements(example_program(example)):
+    placements = program_placements(example_program(example))
+    for obj, on in placements:
         if obj not in slots and SLICED_FROM.get(obj) not in slots:
             held.setdefault(on, set()).add(obj)
+    holders = {on for _, on in placements}
     ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v]
-                     if c == v or fits_slot(c, v, held.get(v, ()))),
+                     if c == v or fits_slot(c, v, held.get(v, ()), v in holders)),
                     key=lambda t: (-t[0], t[2], t[3]))
     out: dict[str, str] = {}
     filled: set[str] = set()
