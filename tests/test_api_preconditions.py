@@ -8,6 +8,7 @@ import copy
 import pytest
 from api_world import executor, make_kitchen, toast_program, toast_task
 
+from icalkit.agents.api.household import PUT_DOWN_SURFACES
 from icalkit.agents.feedback import action_feedback
 from icalkit.envs.household.actions import INTERACTIONS
 from icalkit.envs.household.receptacles import can_hold
@@ -119,6 +120,17 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
         "toast2 = InteractionObject('BreadSliced', parent_object=bread)\ntoast2.pickup_and_place(toaster)")
     trace = executor(kitchen, precondition_checks=True).run(two_slices, toast_task())
     assert action_feedback(trace).endswith("`toast2.pickup_and_place(toaster)`: The Toaster is full right now.")
+    # ... but a slice an earlier program (an earlier copy of the episode) left in the toaster makes way:
+    # it moves to a free surface, and the second program's slice goes in
+    ex = executor(kitchen, precondition_checks=True)
+    first = ex.run(toast_program(kitchen).replace("toaster.toggle_on()", "").replace('toast.change_state("toasted", True)', ""))
+    left = list(next(o for o in ex.sim.world.objects.values() if o.object_type == "Toaster").children)
+    assert first.failure is None and len(left) == 1
+    again = ex.run("bread = InteractionObject('Bread')\ntoast2 = InteractionObject('BreadSliced', parent_object=bread)\n"
+                   "toast2.pickup_and_place(InteractionObject('Toaster'))\n")
+    toaster = next(o for o in ex.sim.world.objects.values() if o.object_type == "Toaster")
+    assert again.failure is None, again.failure
+    assert toaster.children != left and ex.sim.world.objects[left[0]].parent.split("_")[0] in PUT_DOWN_SURFACES
     # a put-away spot this room has none of (a demonstration's shelf, here a toilet in a kitchen): the held
     # object is put down on a free surface and the program goes on; named by instance, or unknown without
     # the oracle object map (it may lie unseen), the place still fails

@@ -39,6 +39,7 @@ def classes_not_found(feedback: str) -> set[str]:
 
 
 CLASS_ALIASES = {"Sink": "SinkBasin", "BathtubBasin": "Bathtub"}  # AI2-THOR names -> catalog names
+USED_NOT_STORED = frozenset({"Toaster", "CoffeeMachine", "Microwave", "StoveBurner"})  # appliances, not the toilet
 PUT_DOWN_SURFACES = ("CounterTop", "CounterTopBath", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
                      "Dresser", "Sofa", "ArmChair", "Bed")
 
@@ -350,8 +351,14 @@ def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
     """A full ``target`` gets room for the held ``obj``: its objects of another class (never one
     like ``obj``, which the program may have put there) move to free surfaces, the last first,
     until one place is free (slicing a loaf on a table can leave it over capacity), and ``obj`` is
-    taken up again. Too few to move: the place fails with the simulator's own message."""
-    others = [rt.world.objects[c] for c in target.children if rt.world.objects[c].object_type != obj.object_type]
+    taken up again. In an appliance one uses (a toaster, a coffee machine) one like ``obj`` that
+    this program did not put there makes way too: the toasted slice an earlier attempt left in the
+    toaster, the mug the coffee machine held. Too few to move: the place fails with the simulator's
+    own message."""
+    placed = {c.object for c in rt.calls if c.success and c.method in ("place", "pickup_and_place")}
+    used = target.object_type in USED_NOT_STORED
+    others = [rt.world.objects[c] for c in target.children
+              if rt.world.objects[c].object_type != obj.object_type or used and c not in placed]
     excess = len(target.children) - target.type.capacity + 1
     if excess <= 0 or len(others) < excess:
         return
