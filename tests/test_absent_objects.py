@@ -7,7 +7,8 @@ import copy_fixtures
 import pytest
 from planner_doubles import one_torch_thread
 
-from icalkit.agents.absent_objects import changed_classes, drop_absent
+from icalkit.agents.absent_objects import changed_classes, drop_absent, drop_sliced_moves
+from icalkit.agents.executor import Executor
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.household.catalog import OBJECT_TYPES
 from icalkit.envs.household.scene import build_world
@@ -110,3 +111,54 @@ def test_a_copy_runs_past_an_absent_object_its_demonstration_only_moved(coffee_m
     assert dropped.programs[0].startswith('counter_top = InteractionObject("CounterTop")')
     with pytest.raises(ValueError, match="drop_absent"):
         PlannerConfig(mode="ical", drop_absent=True).validate()
+
+
+SLICES = '''tomato = InteractionObject("Tomato")
+counter = InteractionObject("CounterTop")
+tomato.pickup_and_place(counter)
+knife = InteractionObject("Knife")
+knife.pickup()
+tomato.slice()
+knife.put_down()
+piece = InteractionObject("TomatoSliced", parent_object=tomato)
+bowl = InteractionObject("Bowl")
+piece.pickup_and_place(bowl)
+'''
+
+
+def test_drop_sliced_moves_leaves_out_moving_a_whole_the_room_holds_only_in_pieces():
+    program, left_out = drop_sliced_moves(SLICES, {"TomatoSliced", "CounterTop", "Knife", "Bowl"})
+    assert left_out == ["Tomato"] and "tomato.pickup_and_place(counter)" not in program
+    assert program == SLICES.replace("tomato.pickup_and_place(counter)\n", "")  # the slicing and pieces stay
+    assert drop_sliced_moves(SLICES, {"Tomato", "TomatoSliced", "Bowl"}) == (SLICES, [])  # a whole is left
+    assert drop_sliced_moves(SLICES, {"Bowl", "Knife"}) == (SLICES, [])  # no tomato at all: drop_absent's case
+    assert drop_sliced_moves("tomato.pickup(\n", {"TomatoSliced"}) == ("tomato.pickup(\n", [])
+    rebound = SLICES.replace("tomato.pickup_and_place(counter)", 'tomato = InteractionObject("Bowl")\ntomato.pickup()')
+    assert drop_sliced_moves(rebound, {"TomatoSliced", "Bowl"}) == (rebound, [])  # the name means a bowl now
+
+
+def test_a_copy_runs_past_a_whole_an_earlier_attempt_cut(tmp_path, embedder):
+    """An N Slices demonstration that moves the tomato to the counter before cutting it, copied where
+    the tomato was already cut (as by an earlier copy of the episode): without the setting the copy
+    fails on its first move ("already sliced"); with it that move is left out and the slice served."""
+    task = next(t for t in sample_tasks(["N Slices Of X In Y"], 4, "valid_seen", 0) if t.task_id.endswith("0-00003"))
+    assert task.params["#1"] == "Tomato" and task.params["#0"] == "1" and task.params["#3"] == "Bowl"
+    mem = ExampleMemory(tmp_path / "slices.db", embedder)
+    mem.add_many([Example(task_id="train/n_slices_of_x_in_y/0-00000", task_type="N Slices Of X In Y",
+                          instruction="Put a slice of tomato in a bowl", revised_program=SLICES)])
+
+    def run(**cfg):
+        sim = Simulator(build_world(task))
+        cut = Executor(sim).run('knife = InteractionObject("Knife")\nknife.pickup()\n'
+                               'InteractionObject("Tomato").slice()\nknife.put_down()\n', task)
+        assert cut.completed and not cut.success and "Tomato" not in {o.object_type for o in sim.world.objects.values()}
+        planner = Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, precondition_checks=True, **cfg))
+        return planner.run_episode(task, sim)
+
+    failed = run()
+    assert not failed.success and "already sliced" in failed.errors[0]
+    done = run(drop_sliced=True)
+    assert done.success and done.errors == [] and "tomato.pickup_and_place(counter)" not in done.programs[0]
+    with pytest.raises(ValueError, match="drop_sliced"):
+        PlannerConfig(mode="ical", drop_sliced=True).validate()
+

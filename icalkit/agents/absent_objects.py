@@ -13,6 +13,11 @@ the room has), pieces whose whole is in the room (they appear when it is cut) an
 receptacle class, or one the program puts things on (a shelf or a pan the room lacks: the executor
 puts the object down elsewhere). Only top-level statements are cut: a program whose loop or
 condition names such an object is left as it is.
+
+A whole the room holds only as pieces is the same case in time (``planner.drop_sliced``): a next
+copy after a first one that cut the bread, or a room that starts with it cut, would fail on
+``bread.pickup()`` ("The Bread was already sliced into 8 pieces"). Slicing it again is already a no-op
+for the executor; :func:`drop_sliced_moves` leaves out the moves of it as well.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 from icalkit.agents.context import is_interaction, object_calls
 from icalkit.agents.demo_end_state import GOAL_ATTRIBUTES, class_of, interaction_class, lacks, renamed
 from icalkit.agents.review_guard import ONLY_MOVES, PLACES
-from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 
 
 def changed_classes(example: Any, mapping: Mapping[str, str]) -> set[str]:
@@ -68,6 +73,29 @@ def drop_absent(program: str, room: Collection[str], changed: Collection[str]) -
             lines.append(ast.get_source_segment(program, stmt) or ast.unparse(stmt))
             continue
         gone |= targets
+    return ("\n".join(lines) + "\n", sorted(left_out)) if left_out else (program, [])
+
+
+def drop_sliced_moves(program: str, room: Collection[str]) -> tuple[str, list[str]]:
+    """``program`` without its top-level moves (:data:`ONLY_MOVES`) of a whole object ``room`` holds
+    only as pieces (no object of its class, some of its pieces' class), and those classes. A program
+    that does not parse is returned as it is."""
+    try:
+        body = ast.parse(program).body
+    except SyntaxError:
+        return program, []
+    cut = {c for c, (piece, _) in SLICE_PRODUCTS.items() if c not in room and piece in room}
+    classes: dict[str, str | None] = {}  # variable -> the class it was last bound to
+    lines, left_out = [], set()
+    for stmt in body:
+        for name in _targets(stmt):
+            classes[name] = _declared_class(stmt)
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ONLY_MOVES
+                and isinstance(call.func.value, ast.Name) and classes.get(call.func.value.id) in cut):
+            left_out.add(classes[call.func.value.id])
+            continue
+        lines.append(ast.get_source_segment(program, stmt) or ast.unparse(stmt))
     return ("\n".join(lines) + "\n", sorted(left_out)) if left_out else (program, [])
 
 

@@ -1,6 +1,7 @@
 """A copied program fitted to the new room and dialogue before it runs: the objects the room lacks
 that its demonstration only moved left out (``planner.drop_absent``,
-:mod:`~icalkit.agents.absent_objects`), as many pieces served as the dialogue asks
+:mod:`~icalkit.agents.absent_objects`), and its moves of a whole the room holds only as pieces
+(``planner.drop_sliced``), as many pieces served as the dialogue asks
 (``planner.piece_counts``, :mod:`~icalkit.agents.piece_counts`). No model is asked."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from icalkit.agents.absent_objects import changed_classes, drop_absent
+from icalkit.agents.absent_objects import changed_classes, drop_absent, drop_sliced_moves
 from icalkit.agents.piece_counts import asked_pieces, serve_pieces
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.envs.household.tasks.task import Task
@@ -21,6 +22,8 @@ def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task,
     whole room (an object not seen yet is not an absent one)."""
     if cfg.drop_absent and runtime.config.oracle_object_map:
         program = drop_absent(program, runtime.known_types(), changed_classes(example, mapping))[0]
+    if cfg.drop_sliced and runtime.config.oracle_object_map:
+        program = drop_sliced_moves(program, runtime.known_types())[0]
     if cfg.piece_counts:  # what the Commander asks (a Driver's "6 slices on the counter" is no request)
         asked = asked_pieces([text for speaker, text in task.dialogue if speaker == "Commander"] or [task.instruction])
         program = serve_pieces(program, asked)[0]

@@ -119,6 +119,11 @@ class PlannerConfig:
         piece_counts: ``copy`` mode or ``copy_first``: where the dialogue asks for more pieces of a food
             than the copied program serves ("two slices of lettuce"; "an apple slice"), the copy places
             further raw pieces where it places most of them (:mod:`~icalkit.agents.piece_counts`).
+        drop_sliced: ``copy`` mode or ``copy_first``: a copied program leaves out its moves of a whole
+            object the room holds only as pieces (a bread an earlier copy, or the room's start, cut:
+            :func:`~icalkit.agents.absent_objects.drop_sliced_moves`) instead of failing on
+            ``bread.pickup()``; slicing it again is already a no-op. Needs the evaluation's object map
+            too (``oracle_object_map``): an object not seen yet is not an absent one.
     """
 
     mode: str = "ical"
@@ -146,6 +151,7 @@ class PlannerConfig:
     finish_placements: bool = False
     drop_absent: bool = False
     piece_counts: bool = False
+    drop_sliced: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -178,7 +184,7 @@ class PlannerConfig:
         if self.finish_placements and self.silent_next_copy != "end_state":
             raise ValueError("planner.finish_placements finishes what the end-state check finds unmet: it needs "
                              "planner.silent_next_copy=end_state")
-        for edit in ("drop_absent", "piece_counts"):
+        for edit in ("drop_absent", "piece_counts", "drop_sliced"):
             if getattr(self, edit) and not (self.mode == "copy" or self.copy_first):
                 raise ValueError(f"planner.{edit} edits the copied example: it needs mode 'copy' or copy_first")
         if self.room_fit < 0:
