@@ -116,9 +116,10 @@ def fits_slot(candidate: str, slot: str, held: Collection[str] = (), container: 
 
 
 def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection[str], embedder: Any,
-                         min_score: float = MIN_SCORE, decay: float = DECAY) -> dict[str, str]:
+                         min_score: float = MIN_SCORE, decay: float = DECAY, same_use: bool = True) -> dict[str, str]:
     """``{example class: room class}`` for the example's parameter classes the dialogue names
-    otherwise; ``{}`` for an example whose task id names no task (its parameters are unknown)."""
+    otherwise; ``{}`` for an example whose task id names no task (its parameters are unknown).
+    ``same_use=False`` drops :func:`fits_slot`'s dish-of-the-same-use rule (benchmarks/bench_reground.py)."""
     from icalkit.agents.context import example_program, program_classes
     from icalkit.agents.demo_end_state import program_placements
     from icalkit.agents.grounding import task_params
@@ -143,7 +144,7 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
     for obj, on in placements:
         if obj not in slots and SLICED_FROM.get(obj) not in slots:
             held.setdefault(on, set()).add(obj)
-    holders = {on for _, on in placements}
+    holders = {on for _, on in placements} if same_use else set()
     ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v]
                      if c == v or fits_slot(c, v, held.get(v, ()), v in holders)),
                     key=lambda t: (-t[0], t[2], t[3]))
