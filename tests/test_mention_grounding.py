@@ -20,14 +20,19 @@ single_thread = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 embedder = copy_fixtures.embedder  # a fixture
 
 
+def demo_example(demo, program: str) -> Example:
+    """A stored demonstration of the sampled task ``demo`` whose program is ``program``."""
+    return Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
+                   revised_program=program)
+
+
 def test_mention_reground_reads_the_task_parameters_from_the_dialogue(embedder):
     """A Put All X On Y demonstration (CreditCard on the CoffeeTable) re-grounded for a dialogue that
     asks for the keys on the couch: the slots take the mentioned classes of their role, a later hint
     does not outrank the request, and a dialogue that names nothing leaves the copy as it is."""
     demo = next(t for t in sample_tasks(["Put All X On Y"], 6, "train", 0) if t.params["#0"] == "CreditCard")
-    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
-                      revised_program='card = InteractionObject("CreditCard")\ntable = InteractionObject("CoffeeTable")\n'
-                                      'card.pickup_and_place(table)\n')
+    example = demo_example(demo, 'card = InteractionObject("CreditCard")\ntable = InteractionObject("CoffeeTable")\n'
+                           'card.pickup_and_place(table)\n')
     room = {"KeyChain", "Sofa", "CoffeeTable", "CreditCard", "Pillow", "Desk", "Laptop", "ArmChair"}
     asked = [("Driver", "hi, what should I do?"), ("Commander", "gather up the sets of keys and put them on the couch"),
              ("Driver", "where are the keys?"), ("Commander", "there is a key chain on the desk")]
@@ -52,9 +57,8 @@ def test_mention_reground_reads_compound_names_as_one_mention(embedder):
     room = {o.object_type for o in build_world(task).objects.values()}
     assert {"Toilet", "ToiletPaper", "CounterTopBath"} <= room
     demo = next(t for t in sample_tasks(["Put All X On Y"], 60, "train", 0) if t.params["#0"] == "Pen")
-    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
-                      revised_program=f'pen = InteractionObject("Pen")\ntable = InteractionObject("{demo.params["#2"]}")\n'
-                                      'pen.pickup_and_place(table)\n')
+    example = demo_example(demo, f'pen = InteractionObject("Pen")\ntable = InteractionObject("{demo.params["#2"]}")\n'
+                           'pen.pickup_and_place(table)\n')
     assert mention_replacements(example, task.dialogue, room, embedder) == {
         "Pen": "ToiletPaper", demo.params["#2"]: "CounterTopBath"}
     scores = mention_scores(embedder, ["put the toilet paper rolls on the toilet", "the coffee table"],
@@ -96,12 +100,11 @@ def test_mention_reground_keeps_the_pan_to_cook_in_out_of_the_plate_slot(embedde
     served its cooked slices on a Plate serves them in the Bowl, not in the earlier-named Pan."""
     tasks = sample_tasks(["N Cooked Slices Of X In Y"], 12, "valid_seen", 0)
     demo = next(t for t in tasks if t.params["#3"] == "Plate" and t.params["#1"] == "Apple")
-    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
-                      revised_program='apple = InteractionObject("Apple")\napple.slice()\n'
-                                      'piece = InteractionObject("AppleSliced", parent_object=apple)\n'
-                                      'oven = InteractionObject("Microwave")\npiece.pickup_and_place(oven)\n'
-                                      'oven.toggle_on()\nplate = InteractionObject("Plate")\n'
-                                      'piece.pickup_and_place(plate)\n')
+    example = demo_example(demo, 'apple = InteractionObject("Apple")\napple.slice()\n'
+                           'piece = InteractionObject("AppleSliced", parent_object=apple)\n'
+                           'oven = InteractionObject("Microwave")\npiece.pickup_and_place(oven)\n'
+                           'oven.toggle_on()\nplate = InteractionObject("Plate")\n'
+                           'piece.pickup_and_place(plate)\n')
     task = next(t for t in tasks if t.task_id.endswith("0-00008"))
     assert task.params["#3"] == "Bowl" and any("a pan" in text for _, text in task.dialogue)
     room = {o.object_type for o in build_world(task).objects.values()}
@@ -118,12 +121,11 @@ def test_mention_reground_keeps_a_breakfast_table_a_table(embedder):
     plate a plate, although "mug" is close to the Cup, which holds nothing."""
     demo = next(t for t in sample_tasks(["Breakfast"], 30, "train", 0)
                 if t.params["#3"] == "Plate" and t.params["#13"] == "CounterTop")
-    example = Example(task_id=demo.task_id, task_type=demo.task_type, instruction=demo.instruction,
-                      revised_program='mug = InteractionObject("Mug")\nmachine = InteractionObject("CoffeeMachine")\n'
-                                      'mug.pickup_and_place(machine)\nmachine.toggle_on()\n'
-                                      'counter = InteractionObject("CounterTop")\nplate = InteractionObject("Plate")\n'
-                                      'piece = InteractionObject("PotatoSliced")\npiece.pickup_and_place(plate)\n'
-                                      'mug.pickup_and_place(counter)\nplate.pickup_and_place(counter)\n')
+    example = demo_example(demo, 'mug = InteractionObject("Mug")\nmachine = InteractionObject("CoffeeMachine")\n'
+                           'mug.pickup_and_place(machine)\nmachine.toggle_on()\n'
+                           'counter = InteractionObject("CounterTop")\nplate = InteractionObject("Plate")\n'
+                           'piece = InteractionObject("PotatoSliced")\npiece.pickup_and_place(plate)\n'
+                           'mug.pickup_and_place(counter)\nplate.pickup_and_place(counter)\n')
     tasks = {t.task_id[-7:]: t for t in sample_tasks(["Breakfast"], 5, "valid_unseen", 0)}
     for key, expected in [("0-00004", {"CounterTop": "DiningTable"}), ("0-00000", {"CounterTop": "DiningTable"})]:
         task = tasks[key]
