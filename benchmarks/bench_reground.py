@@ -67,8 +67,8 @@ def score(tasks: list[Any], examples: dict[str, list[Any]], embedder: Any) -> di
     for task in tasks:
         room = {o.object_type for o in build_world(task).objects.values()}
         for ex in examples.get(task.task_type, []):
-            want = reground_target(ex, task, example_program(ex))
-            if ex.task_id == task.task_id or want is None:
+            want = reground_target(ex, task, example_program(ex)) if ex.task_id != task.task_id else None
+            if want is None:
                 continue
             want = {a: b for a, b in want.items() if b in room}
             pairs[task.task_type] += 1

@@ -135,6 +135,21 @@ def test_drop_sliced_moves_leaves_out_moving_a_whole_the_room_holds_only_in_piec
     assert drop_sliced_moves("tomato.pickup(\n", {"TomatoSliced"}) == ("tomato.pickup(\n", [])
     rebound = SLICES.replace("tomato.pickup_and_place(counter)", 'tomato = InteractionObject("Bowl")\ntomato.pickup()')
     assert drop_sliced_moves(rebound, {"TomatoSliced", "Bowl"}) == (rebound, [])  # the name means a bowl now
+    looped = SLICES.replace("tomato.pickup_and_place(counter)",
+                            'for tomato in [InteractionObject("Bowl")]:\n    tomato.go_to()\ntomato.pickup()')
+    assert drop_sliced_moves(looped, {"TomatoSliced", "Bowl"}) == (looped, [])  # a loop rebinds it too
+    looked = SLICES.replace("tomato.pickup_and_place(counter)", "tomato.go_to()")
+    assert drop_sliced_moves(looked, {"TomatoSliced"}) == (looked, [])  # going to it reaches its pieces
+
+
+def test_drop_absent_keeps_a_whole_the_room_holds_as_pieces():
+    """A bread already cut is in the room as its slices: a copy that only moves it and names its pieces
+    by it keeps both (drop_sliced is what leaves the moves out)."""
+    moved = ('bread = InteractionObject("Bread")\ncounter = InteractionObject("CounterTop")\n'
+             'bread.pickup_and_place(counter)\npiece = InteractionObject("BreadSliced", parent_object=bread)\n'
+             'piece.pickup_and_place(counter)\n')
+    assert drop_absent(moved, {"BreadSliced", "CounterTop"}, set()) == (moved, [])
+    assert drop_absent(moved, {"CounterTop"}, set())[1] == ["Bread", "BreadSliced"]  # no bread at all
 
 
 def test_a_copy_runs_past_a_whole_an_earlier_attempt_cut(tmp_path, embedder):
@@ -161,4 +176,3 @@ def test_a_copy_runs_past_a_whole_an_earlier_attempt_cut(tmp_path, embedder):
     assert done.success and done.errors == [] and "tomato.pickup_and_place(counter)" not in done.programs[0]
     with pytest.raises(ValueError, match="drop_sliced"):
         PlannerConfig(mode="ical", drop_sliced=True).validate()
-

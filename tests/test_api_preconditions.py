@@ -8,7 +8,7 @@ import copy
 import pytest
 from api_world import executor, make_kitchen, toast_program, toast_task
 
-from icalkit.agents.api.household import PUT_DOWN_SURFACES
+from icalkit.agents.api.household import PUT_AWAY, PUT_DOWN_SURFACES
 from icalkit.agents.feedback import action_feedback
 from icalkit.envs.household.actions import INTERACTIONS
 from icalkit.envs.household.receptacles import can_hold
@@ -130,7 +130,8 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
                    "toast2.pickup_and_place(InteractionObject('Toaster'))\n")
     toaster = next(o for o in ex.sim.world.objects.values() if o.object_type == "Toaster")
     assert again.failure is None, again.failure
-    assert toaster.children != left and ex.sim.world.objects[left[0]].parent.split("_")[0] in PUT_DOWN_SURFACES
+    moved_to = ex.sim.world.objects[ex.sim.world.objects[left[0]].parent]
+    assert left[0] not in toaster.children and len(toaster.children) == 1 and moved_to.object_type in PUT_DOWN_SURFACES
     # a put-away spot this room has none of (a demonstration's shelf, here a toilet in a kitchen): the held
     # object is put down on a free surface and the program goes on; named by instance, or unknown without
     # the oracle object map (it may lie unseen), the place still fails
@@ -240,3 +241,28 @@ def test_put_down_in_a_bathroom_uses_its_counter() -> None:
     assert trace.failure is None, trace.failure
     soap = ex.sim.world.objects[trace.calls[0].object]
     assert ex.sim.world.objects[soap.parent].object_type == "CounterTopBath"
+
+
+def test_precondition_checks_put_an_object_away_when_every_surface_is_full():
+    """Every counter and table full (a bathroom counter of toilet paper; here a kitchen filled up): picking
+    up the knife with the mug in hand puts the mug away in a cabinet or drawer, opened first; without
+    the checks the program must put it down itself, and ``put_down`` finds no surface."""
+    world = copy.deepcopy(make_kitchen())
+    surfaces = [o for o in world.objects.values() if o.object_type in PUT_DOWN_SURFACES]
+    shaker = next(o for o in world.objects.values() if o.object_type == "SaltShaker")
+    for n, surface in enumerate(surfaces):  # copies of a salt shaker fill every place left
+        for i in range(surface.type.capacity - len(surface.children)):
+            filler = copy.deepcopy(shaker)
+            filler.object_id, filler.parent, filler.children = f"SaltShaker_{100 + 10 * n + i}", surface.object_id, []
+            world.objects[filler.object_id] = filler
+            surface.children.append(filler.object_id)
+    assert surfaces and all(len(s.children) == s.type.capacity for s in surfaces)
+    program = "mug = InteractionObject('Mug')\nmug.pickup()\nknife = InteractionObject('Knife')\nknife.pickup()\n"
+    ex = executor(world, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None, trace.failure
+    mug = ex.sim.world.objects[trace.calls[0].object]
+    spot = ex.sim.world.objects[mug.parent]
+    assert spot.object_type in PUT_AWAY and spot.is_open
+    strict = executor(world).run(program.replace("knife = ", "mug.put_down()\nknife = "))
+    assert "There is no free surface to put the Mug down on" in strict.failure.message

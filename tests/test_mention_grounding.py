@@ -87,29 +87,34 @@ def test_fits_slot_holds_what_the_example_put_there(candidate, slot, held, fits)
 
 
 @pytest.mark.parametrize("candidate,slot,container,fits", [
-    ("Pan", "Plate", True, False), ("Pan", "Plate", False, True), ("Bowl", "Plate", True, True),
-    ("Pot", "Bowl", True, True), ("Box", "Plate", True, False), ("Pan", "Pot", True, True)])
+    ("Pan", "Plate", True, False), ("Pan", "Plate", False, True), ("Pot", "Plate", True, False),
+    ("Pot", "Plate", False, True), ("Plate", "Pan", True, False), ("Plate", "Pan", False, True),
+    ("Bowl", "Plate", True, True), ("Pot", "Bowl", True, True), ("Bowl", "Box", True, True)])
 def test_fits_slot_takes_a_dish_of_the_same_use_for_one_the_example_fills(candidate, slot, container, fits):
-    """A plate the example puts the cooked slices on becomes a bowl (both Dishware), never the pan
-    (Cookware) the dialogue names as the way to cook them; a bowl and a pot both hold water."""
+    """A plate the example puts the cooked slices on becomes a bowl (both Dishware), never the pan or
+    pot (Cookware) the dialogue names as the way to cook them; a bowl and a pot both hold water
+    (WaterContainers), so that pair stays open; a slot with no object class (a box) takes any dish."""
     assert fits_slot(candidate, slot, container=container) is fits
 
 
 def test_mention_reground_keeps_the_pan_to_cook_in_out_of_the_plate_slot(embedder):
-    """"cook one slice in the microwave or a pan ... put them in a clean bowl": a demonstration that
-    served its cooked slices on a Plate serves them in the Bowl, not in the earlier-named Pan."""
-    tasks = sample_tasks(["N Cooked Slices Of X In Y"], 12, "valid_seen", 0)
+    """"Cook one slice in the microwave or a pan! ... put them in a clean bowl": without the same-use
+    rule the pan, named earlier, takes the plate slot of a demonstration that served its cooked slices
+    on a Plate; with it the pan (Cookware) is no candidate for the plate (Dishware)."""
+    tasks = sample_tasks(["N Cooked Slices Of X In Y"], 30, "valid_seen", 0)
     demo = next(t for t in tasks if t.params["#3"] == "Plate" and t.params["#1"] == "Apple")
     example = demo_example(demo, 'apple = InteractionObject("Apple")\napple.slice()\n'
-                           'piece = InteractionObject("AppleSliced", parent_object=apple)\n'
-                           'oven = InteractionObject("Microwave")\npiece.pickup_and_place(oven)\n'
-                           'oven.toggle_on()\nplate = InteractionObject("Plate")\n'
-                           'piece.pickup_and_place(plate)\n')
-    task = next(t for t in tasks if t.task_id.endswith("0-00008"))
+                                 'piece = InteractionObject("AppleSliced", parent_object=apple)\n'
+                                 'oven = InteractionObject("Microwave")\npiece.pickup_and_place(oven)\n'
+                                 'oven.toggle_on()\nplate = InteractionObject("Plate")\n'
+                                 'piece.pickup_and_place(plate)\n')
+    task = next(t for t in tasks if t.task_id.endswith("0-00022"))
     assert task.params["#3"] == "Bowl" and any("a pan" in text for _, text in task.dialogue)
     room = {o.object_type for o in build_world(task).objects.values()}
     assert {"Pan", "Bowl"} <= room
-    assert mention_replacements(example, task.dialogue, room, embedder) == {"Apple": "Potato", "Plate": "Bowl"}
+    assert mention_replacements(example, task.dialogue, room, embedder, same_use=False) == {
+        "Apple": "Tomato", "Plate": "Pan"}
+    assert mention_replacements(example, task.dialogue, room, embedder) == {"Apple": "Tomato"}
 
 
 def test_mention_reground_keeps_a_breakfast_table_a_table(embedder):

@@ -14,10 +14,11 @@ receptacle class, or one the program puts things on (a shelf or a pan the room l
 puts the object down elsewhere). Only top-level statements are cut: a program whose loop or
 condition names such an object is left as it is.
 
-A whole the room holds only as pieces is the same case in time (``planner.drop_sliced``): a next
-copy after a first one that cut the bread, or a room that starts with it cut, would fail on
-``bread.pickup()`` ("The Bread was already sliced into 8 pieces"). Slicing it again is already a no-op
-for the executor; :func:`drop_sliced_moves` leaves out the moves of it as well.
+A whole the room holds only as pieces is not absent (its pieces are there), but a copy moving it is
+the same case in time (``planner.drop_sliced``): a next copy after a first one that cut the bread
+would fail on ``bread.pickup()`` ("The Bread was already sliced into 8 pieces"). Slicing it again is
+already a no-op for the executor with its pre-condition checks; :func:`drop_sliced_moves` leaves out
+the top-level moves of it as well.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from icalkit.agents.context import is_interaction, object_calls
 from icalkit.agents.demo_end_state import GOAL_ATTRIBUTES, class_of, interaction_class, lacks, renamed
-from icalkit.agents.review_guard import ONLY_MOVES, PLACES
+from icalkit.agents.review_guard import MOVES, ONLY_MOVES, PLACES
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 
 
@@ -76,10 +77,14 @@ def drop_absent(program: str, room: Collection[str], changed: Collection[str]) -
     return ("\n".join(lines) + "\n", sorted(left_out)) if left_out else (program, [])
 
 
+SLICED_MOVES = MOVES | {"put_down"}  # what drop_sliced leaves out (go_to on a cut whole reaches its pieces)
+
+
 def drop_sliced_moves(program: str, room: Collection[str]) -> tuple[str, list[str]]:
-    """``program`` without its top-level moves (:data:`ONLY_MOVES`) of a whole object ``room`` holds
-    only as pieces (no object of its class, some of its pieces' class), and those classes. A program
-    that does not parse is returned as it is."""
+    """``program`` without its top-level moves (:data:`SLICED_MOVES`) of a whole object ``room`` holds
+    only as pieces (no object of its class, some of its pieces' class), and those classes. Moves inside
+    a compound statement stay, and a name it binds no longer counts as that whole. A program that does
+    not parse is returned as it is."""
     try:
         body = ast.parse(program).body
     except SyntaxError:
@@ -88,10 +93,13 @@ def drop_sliced_moves(program: str, room: Collection[str]) -> tuple[str, list[st
     classes: dict[str, str | None] = {}  # variable -> the class it was last bound to
     lines, left_out = [], set()
     for stmt in body:
+        for node in ast.walk(stmt):  # any binding (a loop's target too) ends what a name stood for
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                classes[node.id] = None
         for name in _targets(stmt):
             classes[name] = _declared_class(stmt)
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ONLY_MOVES
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in SLICED_MOVES
                 and isinstance(call.func.value, ast.Name) and classes.get(call.func.value.id) in cut):
             left_out.add(classes[call.func.value.id])
             continue

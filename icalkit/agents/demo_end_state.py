@@ -41,7 +41,7 @@ from typing import Any
 from icalkit.agents.context import example_program, object_calls
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.review_guard import PLACES
-from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICED_FROM
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS, SLICED_FROM
 from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 
 GOAL_ATTRIBUTES = ("dirty", "cooked", "sliced", "filled", "liquid", "boiled")
@@ -276,8 +276,9 @@ def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, m
 
 
 def lacks(room: Collection[str], cls: str) -> bool:
-    """Whether the ``room``'s classes hold no object of ``cls`` nor, for a piece, of its whole."""
-    return cls not in room and SLICED_FROM.get(cls, cls) not in room
+    """Whether the ``room``'s classes hold no object of ``cls`` nor, for a piece, of its whole, nor, for a
+    whole, its pieces (a bread already cut is in the room as its slices)."""
+    return cls not in room and SLICED_FROM.get(cls, cls) not in room and SLICE_PRODUCTS.get(cls, ("",))[0] not in room
 
 
 def handled(classes: Iterable[str]) -> set[str]:

@@ -150,7 +150,7 @@ class Executor:
         """
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
-        first_call = len(self.runtime.calls)
+        first_call = self.runtime.program_start = len(self.runtime.calls)
         text, output = "", ""
         try:
             if mode == "python":

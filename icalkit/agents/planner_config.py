@@ -119,11 +119,12 @@ class PlannerConfig:
         piece_counts: ``copy`` mode or ``copy_first``: where the dialogue asks for more pieces of a food
             than the copied program serves ("two slices of lettuce"; "an apple slice"), the copy places
             further raw pieces where it places most of them (:mod:`~icalkit.agents.piece_counts`).
-        drop_sliced: ``copy`` mode or ``copy_first``: a copied program leaves out its moves of a whole
-            object the room holds only as pieces (a bread an earlier copy, or the room's start, cut:
+        drop_sliced: ``copy`` mode or ``copy_first``: a copied program leaves out its top-level moves of a
+            whole object the room holds only as pieces (a bread an earlier copy cut:
             :func:`~icalkit.agents.absent_objects.drop_sliced_moves`) instead of failing on
-            ``bread.pickup()``; slicing it again is already a no-op. Needs the evaluation's object map
-            too (``oracle_object_map``): an object not seen yet is not an absent one.
+            ``bread.pickup()``; slicing it again is already a no-op with ``precondition_checks``. Needs
+            the evaluation's object map too (``oracle_object_map``): an object not seen yet is not an
+            absent one.
     """
 
     mode: str = "ical"

@@ -39,7 +39,8 @@ def classes_not_found(feedback: str) -> set[str]:
 
 
 CLASS_ALIASES = {"Sink": "SinkBasin", "BathtubBasin": "Bathtub"}  # AI2-THOR names -> catalog names
-USED_NOT_STORED = frozenset({"Toaster", "CoffeeMachine", "Microwave", "StoveBurner"})  # appliances, not the toilet
+USED_NOT_STORED = frozenset({"Toaster", "CoffeeMachine", "Microwave", "StoveBurner"})  # appliances one uses, where nothing is kept
+PUT_AWAY = ("Cabinet", "Drawer")  # where the checks put an object away when every surface is full
 PUT_DOWN_SURFACES = ("CounterTop", "CounterTopBath", "DiningTable", "CoffeeTable", "SideTable", "Desk", "Shelf",
                      "Dresser", "Sofa", "ArmChair", "Bed")
 
@@ -192,7 +193,7 @@ class InteractionObject:
             except ActionFailed:
                 if not (rt.config.precondition_checks and _not_in_room(rt, receptacle)):
                     raise
-                rt.interact("Place", _free_surface(rt, obj))  # a put-away spot this room lacks: put it down
+                _put_down(rt, obj)  # a put-away spot this room lacks: put it down
                 return
             if rt.config.precondition_checks:
                 target = _with_room(rt, receptacle, target, obj)
@@ -215,7 +216,7 @@ class InteractionObject:
             held = self._resolve()
             if self.runtime.world.held != held.object_id:
                 raise ActionFailed(f"You are not holding the {self.object_class}.")
-            self.runtime.interact("Place", _free_surface(self.runtime, held))
+            _put_down(self.runtime, held)
 
     def open(self) -> None:
         """Open the object."""
@@ -310,7 +311,7 @@ def _take(rt: ApiRuntime, obj: SimObject) -> None:
     """Pick ``obj`` up as HELPER's checks do: put down what is in hand first, and open the closed
     container it sits in (the simulator's own pickup would fail on both)."""
     if rt.world.held is not None:
-        rt.interact("Place", _free_surface(rt, rt.world.objects[rt.world.held]))
+        _put_down(rt, rt.world.objects[rt.world.held])
     _open_container_of(rt, obj)
     rt.interact("Pickup", obj)
 
@@ -355,17 +356,21 @@ def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
     this program did not put there makes way too: the toasted slice an earlier attempt left in the
     toaster, the mug the coffee machine held. Too few to move: the place fails with the simulator's
     own message."""
-    placed = {c.object for c in rt.calls if c.success and c.method in ("place", "pickup_and_place")}
-    used = target.object_type in USED_NOT_STORED
+    mine = _placed_by_program(rt) if target.object_type in USED_NOT_STORED else None
     others = [rt.world.objects[c] for c in target.children
-              if rt.world.objects[c].object_type != obj.object_type or used and c not in placed]
+              if rt.world.objects[c].object_type != obj.object_type or (mine is not None and c not in mine)]
     excess = len(target.children) - target.type.capacity + 1
     if excess <= 0 or len(others) < excess:
         return
     for other in others[::-1][:excess]:
         _take(rt, other)  # puts ``obj`` down first
-        rt.interact("Place", _free_surface(rt, other, avoid=target))
+        _put_down(rt, other, avoid=target)
     _take(rt, obj)
+
+
+def _placed_by_program(rt: ApiRuntime) -> set[str]:
+    """The objects the running program's successful ``place`` / ``pickup_and_place`` calls put somewhere."""
+    return {c.object for c in rt.calls[rt.program_start:] if c.success and c.method in ("place", "pickup_and_place")}
 
 
 def _hold_knife(rt: ApiRuntime) -> None:
@@ -415,12 +420,24 @@ def _has_room(receptacle: SimObject, obj: SimObject) -> bool:
     return len(receptacle.children) < receptacle.type.capacity and can_hold(receptacle.object_type, obj.object_type)
 
 
+def _put_down(rt: ApiRuntime, held: SimObject, avoid: SimObject | None = None) -> None:
+    """Put ``held`` down on the nearest free surface (:func:`_free_surface`), opening it first where it
+    is a cabinet or drawer."""
+    spot = _free_surface(rt, held, avoid)
+    _open_if_closed(rt, spot)
+    rt.interact("Place", spot)
+
+
 def _free_surface(runtime: ApiRuntime, held: SimObject, avoid: SimObject | None = None) -> SimObject:
+    """The nearest surface (visible first) with room for ``held``, not ``avoid``; with the pre-condition
+    checks and every counter and table full, a cabinet or drawer (:data:`PUT_AWAY`) with room."""
     world = runtime.world
     visible = set(runtime.sim.visible_objects())
     options = [o for o in world.objects.values()
                if o.object_type in PUT_DOWN_SURFACES and _has_room(o, held) and o is not avoid
                and not (o.object_type in CLOSED_BLOCKS and not o.is_open)]
+    if not options and runtime.config.precondition_checks:  # a bathroom counter full of toilet paper
+        options = [o for o in world.objects.values() if o.object_type in PUT_AWAY and _has_room(o, held) and o is not avoid]
     if not options:
         raise ActionFailed(f"There is no free surface to put the {held.object_type} down on.")
     return min(options, key=lambda o: (o.object_id not in visible, world.distance_to(o)))

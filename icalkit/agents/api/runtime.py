@@ -132,6 +132,7 @@ class ApiRuntime:
         self.sim = sim
         self.config = config or ApiConfig()
         self.calls: list[ApiCall] = []
+        self.program_start = 0  # index in ``calls`` of the running program's first call (Executor.run)
         self.beliefs: list[tuple[str, str, Any]] = []
         self.claimed: set[str] = set()
         self.seen: set[str] = set(sim.visible_objects())
