@@ -176,3 +176,6 @@ def test_a_copy_runs_past_a_whole_an_earlier_attempt_cut(tmp_path, embedder):
     assert done.success and done.errors == [] and "tomato.pickup_and_place(counter)" not in done.programs[0]
     with pytest.raises(ValueError, match="drop_sliced"):
         PlannerConfig(mode="ical", drop_sliced=True).validate()
+    with pytest.raises(ValueError, match="precondition_checks"):
+        PlannerConfig(mode="copy", drop_sliced=True).validate()
+    PlannerConfig(mode="copy", drop_sliced=True, precondition_checks=True).validate()

@@ -122,9 +122,9 @@ class PlannerConfig:
         drop_sliced: ``copy`` mode or ``copy_first``: a copied program leaves out its top-level moves of a
             whole object the room holds only as pieces (a bread an earlier copy cut:
             :func:`~icalkit.agents.absent_objects.drop_sliced_moves`) instead of failing on
-            ``bread.pickup()``; slicing it again is already a no-op with ``precondition_checks``. Needs
-            the evaluation's object map too (``oracle_object_map``): an object not seen yet is not an
-            absent one.
+            ``bread.pickup()``; slicing it again is already a no-op with ``precondition_checks``, which
+            it needs. It needs the evaluation's object map too (``oracle_object_map``): an object not
+            seen yet is not an absent one.
     """
 
     mode: str = "ical"
@@ -188,6 +188,9 @@ class PlannerConfig:
         for edit in ("drop_absent", "piece_counts", "drop_sliced"):
             if getattr(self, edit) and not (self.mode == "copy" or self.copy_first):
                 raise ValueError(f"planner.{edit} edits the copied example: it needs mode 'copy' or copy_first")
+        if self.drop_sliced and not self.precondition_checks:
+            raise ValueError("planner.drop_sliced leaves out the moves of a cut whole and keeps its slice() call, "
+                             "a no-op only with the executor's checks: set planner.precondition_checks=true")
         if self.room_fit < 0:
             raise ValueError(f"planner.room_fit must be >= 0 (0 = off), got {self.room_fit}")
         if self.transfer_order and not self.room_fit:
