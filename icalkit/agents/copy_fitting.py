@@ -20,10 +20,11 @@ def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task,
     """``program`` (``example``'s, its classes renamed by ``mapping``) as ``cfg`` fits it to ``task``
     in the room ``runtime`` knows; absent objects only where the evaluation's object map shows the
     whole room (an object not seen yet is not an absent one)."""
-    if cfg.drop_absent and runtime.config.oracle_object_map:
-        program = drop_absent(program, runtime.known_types(), changed_classes(example, mapping))[0]
-    if cfg.drop_sliced and runtime.config.oracle_object_map:
-        program = drop_sliced_moves(program, runtime.known_types())[0]
+    room = runtime.known_types() if runtime.config.oracle_object_map else None
+    if cfg.drop_absent and room is not None:
+        program = drop_absent(program, room, changed_classes(example, mapping))[0]
+    if cfg.drop_sliced and room is not None:
+        program = drop_sliced_moves(program, room)[0]
     if cfg.piece_counts:  # what the Commander asks (a Driver's "6 slices on the counter" is no request)
         asked = asked_pieces([text for speaker, text in task.dialogue if speaker == "Commander"] or [task.instruction])
         program = serve_pieces(program, asked)[0]

@@ -433,11 +433,13 @@ def _free_surface(runtime: ApiRuntime, held: SimObject, avoid: SimObject | None 
     checks and every counter and table full, a cabinet or drawer (:data:`PUT_AWAY`) with room."""
     world = runtime.world
     visible = set(runtime.sim.visible_objects())
-    options = [o for o in world.objects.values()
-               if o.object_type in PUT_DOWN_SURFACES and _has_room(o, held) and o is not avoid
-               and not (o.object_type in CLOSED_BLOCKS and not o.is_open)]
-    if not options and runtime.config.precondition_checks:  # a bathroom counter full of toilet paper
-        options = [o for o in world.objects.values() if o.object_type in PUT_AWAY and _has_room(o, held) and o is not avoid]
+
+    def with_room(kinds: tuple[str, ...], closed: bool) -> list[SimObject]:
+        return [o for o in world.objects.values() if o.object_type in kinds and _has_room(o, held) and o is not avoid
+                and (closed or not (o.object_type in CLOSED_BLOCKS and not o.is_open))]
+
+    options = with_room(PUT_DOWN_SURFACES, closed=False) or (  # a bathroom counter full of toilet paper:
+        with_room(PUT_AWAY, closed=True) if runtime.config.precondition_checks else [])  # a cabinet, opened
     if not options:
         raise ActionFailed(f"There is no free surface to put the {held.object_type} down on.")
     return min(options, key=lambda o: (o.object_id not in visible, world.distance_to(o)))
