@@ -10,7 +10,15 @@ import pytest
 from planner_doubles import one_torch_thread
 
 from icalkit.agents.grounding import reground_target
-from icalkit.agents.mention_grounding import fits_slot, mention_replacements, mention_scores
+from icalkit.agents.mention_grounding import (
+    RULES,
+    class_phrase,
+    fits_slot,
+    mention_replacements,
+    mention_scores,
+    requests,
+    singular,
+)
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.sampler import sample_tasks
@@ -112,7 +120,7 @@ def test_mention_reground_keeps_the_pan_to_cook_in_out_of_the_plate_slot(embedde
     assert task.params["#3"] == "Bowl" and any("a pan" in text for _, text in task.dialogue)
     room = {o.object_type for o in build_world(task).objects.values()}
     assert {"Pan", "Bowl"} <= room
-    assert mention_replacements(example, task.dialogue, room, embedder, same_use=False) == {
+    assert mention_replacements(example, task.dialogue, room, embedder, rules=RULES - {"same_use"}) == {
         "Apple": "Tomato", "Plate": "Pan"}
     assert mention_replacements(example, task.dialogue, room, embedder) == {"Apple": "Tomato"}
 
@@ -160,3 +168,54 @@ def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
     assert set(own.vectors) == {"the dining table", "a sink", "a cup"}
     other = Planner(None, SimpleNamespace(text_embedder=SimpleNamespace(path=Path("/a/learned/retriever"))), cfg)
     assert other._mention_embedder().inner.path == default_text_model_path().resolve()
+
+
+def test_class_phrases_plurals_and_the_requests_of_a_dialogue():
+    """A class name in words (a run of capitals is one word; the simulator's own bathroom counter named
+    as one), the singular of a plural noun, and each utterance cut at its first hint of where a thing
+    is — "find the newspapers and leave them on the couch" is a request, "you'll find one in the bin"
+    a hint."""
+    assert [class_phrase(c) for c in ("TVStand", "CD", "DiningTable", "CounterTopBath")] == [
+        "tv stand", "cd", "dining table", "bathroom counter top"]
+    words = "pots dishes glasses vases potatoes batteries shelves knives clothes cds this bus lettuce is"
+    assert [singular(w) for w in words.split()] == [
+        "pot", "dish", "glass", "vase", "potato", "battery", "shelf", "knife", "cloth", "cd", "this", "bus",
+        "lettuce", "is"]
+    said = ["find the newspapers and leave them on the couch", "You'll find a dish sponge in the trash can",
+            "scrub brush is in the sink", "There's a cloth in the cabinet", "check the bathtub",
+            ("Commander", "put each box on the low table")]
+    assert requests(said) == ["find the newspapers and leave them on the couch", "", "scrub brush ", "", "",
+                              "put each box on the low table"]
+
+
+def test_mention_reground_puts_things_where_the_dialogue_asks_not_where_they_are(embedder):
+    """"put the dish sponges on a counter — you'll find one in the trash can" (a train task's dialogue): a
+    slot the demonstration puts things on takes the place the request names (requested_places), not
+    the trash can the hint names, which wins without the rule. The object slot still reads the whole
+    dialogue."""
+    demo = next(t for t in sample_tasks(["Put All X On Y"], 60, "train", 0) if t.params["#0"] == "Pen")
+    on = demo.params["#2"]
+    example = demo_example(demo, f'pen = InteractionObject("Pen")\ntable = InteractionObject("{on}")\n'
+                                 "pen.pickup_and_place(table)\n")
+    room = {"DishSponge", "CounterTopBath", "GarbageCan", "Toilet", "Bathtub", "SinkBasin", "Pen", on}
+    said = [("Commander", "good morning"), ("Commander", "gather up the dish sponges and put them on a counter"),
+            ("Commander", "You'll find a dish sponge in the trash can"), ("Commander", "Thanks, that's everything")]
+    assert mention_replacements(example, said, room, embedder) == {"Pen": "DishSponge", on: "CounterTopBath"}
+    assert mention_replacements(example, said, room, embedder, rules=RULES - {"requested_places"}) == {
+        "Pen": "DishSponge", on: "GarbageCan"}
+
+
+def test_mention_scores_do_not_depend_on_what_was_embedded_beside(embedder):
+    """"the cups and mugs are dirty": both classes' own words, a tie, whatever batch the embedder saw the
+    spans in (a vector's floats move by ~1e-7 with the texts padded beside it); without the rounding
+    the noise ordered them, and an evaluation's outcome depended on the other methods it ran."""
+    from icalkit.agents.mention_grounding import CachedEmbedder
+
+    said = [("Commander", "Hello. Today you the cups and mugs are dirty, clean them all"),
+            ("Commander", "Do the same with the other cups and mugs")]
+    scores = []
+    for before in ([], ["a long text that pads the batch the spans are embedded in", "cup", "x"]):
+        cached = CachedEmbedder(embedder)
+        cached.embed_text(before)
+        scores.append(mention_scores(cached, said, ["Cup", "Mug", "Bowl"]))
+    assert scores[0] == scores[1] and scores[0]["Cup"] == scores[0]["Mug"] == (1.0, 1.0)

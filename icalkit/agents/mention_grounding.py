@@ -25,6 +25,14 @@ import numpy as np
 
 MIN_SCORE = 0.6  # chosen on valid_seen's 300 (task, example) pairs: 0.5 / 0.6 / 0.7
 DECAY = 0.1  # per utterance (0.02, 0.05, 0.1 tie on valid_seen, 0.2 is worse)
+SIM_DECIMALS = 4  # a vector's floats vary by ~1e-7 with what it was embedded beside: exact ties stay ties
+RULES = frozenset({"same_use", "requested_places"})  # mention_replacements' rules, all on by default
+PHRASES = {"CounterTopBath": "bathroom counter top"}  # a class name of this simulator's own, in words
+# Where a thing is, not where it goes: "the soap is in the bin", "you'll find one in the trash can",
+# "check the bathtub", "there's a cloth in the cabinet". An utterance counts for a place only up to here.
+HINT = re.compile(r"\b(?:you(?:'?ll|\s+will|\s+can|\s+should)\s+find|there'?s|there\s+(?:is|are)|check|try"
+                  r"|look\s+(?:in|on|under|inside)|(?:is|are)\s+(?:in|on|inside|under|at|by|near|next|beside))\b",
+                  re.IGNORECASE)  # not "find the newspapers and leave them on the couch": a request
 
 
 class CachedEmbedder:
@@ -46,20 +54,44 @@ class CachedEmbedder:
 
 
 def class_phrase(name: str) -> str:
-    """``CounterTopBath`` -> ``counter top bath``."""
-    return " ".join(re.findall(r"[A-Z][a-z]*|[0-9]+", name)).lower() or name.lower()
+    """``DiningTable`` -> ``dining table``, ``TVStand`` -> ``tv stand``, ``CD`` -> ``cd``;
+    ``CounterTopBath`` -> ``bathroom counter top`` (:data:`PHRASES`)."""
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]+(?![a-z])|[A-Z][a-z]*|[0-9]+", name)
+    return PHRASES.get(name) or " ".join(words).lower() or name.lower()
+
+
+def requests(dialogue: Sequence[Any]) -> list[str]:
+    """Each utterance of ``dialogue`` up to its first hint of where a thing is (:data:`HINT`): what it
+    asks for, not where the objects are found ("scrub brush is in the sink" -> "scrub brush")."""
+    return [HINT.split(t if isinstance(t, str) else str(t[-1]), 1)[0] for t in dialogue]
+
+
+def singular(word: str) -> str:
+    """A plural noun's singular, by its ending ("pots" -> "pot", "dishes" -> "dish", "potatoes" -> "potato",
+    "batteries" -> "battery", "shelves" -> "shelf", "knives" -> "knife", "cds" -> "cd"); other words as
+    they are ("glass", "bus", "this", "lettuce")."""
+    if len(word) < 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+        return word
+    for plural, one in (("ies", "y"), ("ives", "ife"), ("lves", "lf"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"),
+                        ("shes", "sh"), ("oes", "o"), ("thes", "th")):
+        if word.endswith(plural):
+            return word[:-len(plural)] + one
+    return word[:-1]
 
 
 def spans(utterance: str, longest: int = 3) -> list[tuple[int, int, str]]:
-    """The 1..``longest``-word spans of an utterance (lower case, letters only) as ``(start, end, text)``."""
-    words = re.findall(r"[a-z]+", utterance.lower())
+    """The 1..``longest``-word spans of an utterance (lower case, letters only, nouns singular) as
+    ``(start, end, text)``."""
+    words = [singular(w) for w in re.findall(r"[a-z]+", utterance.lower())]
     return [(i, i + n, " ".join(words[i:i + n])) for n in range(1, longest + 1) for i in range(len(words) - n + 1)]
 
 
 def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str],
                    decay: float = DECAY, own: float = MIN_SCORE) -> dict[str, tuple[float, float]]:
     """How strongly ``dialogue`` (``(speaker, text)`` turns or plain strings) mentions each class:
-    ``(best similarity less decay per utterance, best similarity)``, ``-inf`` for none. In each
+    ``(best similarity less decay per utterance, best similarity)``, ``-inf`` for none; similarities
+    rounded to :data:`SIM_DECIMALS`, so that the result does not depend on the batch the embedder
+    was given (two classes whose names the dialogue says tie; ties rank by slot and class name). In each
     utterance the spans claim their words for their best class where it scores at least ``own``,
     strongest first (similarities rounded to 3 decimals; of equal ones the longer span first) and
     never a word another class claimed; a span with a claimed word counts for that word's class only."""
@@ -75,6 +107,7 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
             continue
         texts = {t: n for n, t in enumerate(dict.fromkeys(t for _, _, t in parts))}
         sims = (names @ embedder.embed_text(list(texts)).T)[:, [texts[t] for _, _, t in parts]]  # class x span
+        sims = np.round(sims, SIM_DECIMALS)  # "cups and mugs": 1.0 both, not as the batch's float noise orders them
         claimed = np.full(max(b for _, b, _ in parts), -1)  # word -> the class whose mention it is
         top, owner = sims.max(axis=0), sims.argmax(axis=0)
         for j in sorted(range(len(parts)), key=lambda j: (-round(float(top[j]), 3), parts[j][0] - parts[j][1])):
@@ -116,10 +149,14 @@ def fits_slot(candidate: str, slot: str, held: Collection[str] = (), container: 
 
 
 def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection[str], embedder: Any,
-                         min_score: float = MIN_SCORE, decay: float = DECAY, same_use: bool = True) -> dict[str, str]:
+                         min_score: float = MIN_SCORE, decay: float = DECAY, rules: Collection[str] = RULES
+                         ) -> dict[str, str]:
     """``{example class: room class}`` for the example's parameter classes the dialogue names
     otherwise; ``{}`` for an example whose task id names no task (its parameters are unknown).
-    ``same_use=False`` drops :func:`fits_slot`'s dish-of-the-same-use rule (benchmarks/bench_reground.py)."""
+    ``rules`` (benchmarks/bench_reground.py measures each): ``same_use``, :func:`fits_slot`'s dish of the
+    same use for a dish the example fills; ``requested_places``, a slot the example puts things on
+    is filled by what the dialogue asks for (:func:`requests`), not by where it says things are
+    ("put them on the counter" — "the soap is in the bin")."""
     from icalkit.agents.context import example_program, program_classes
     from icalkit.agents.demo_end_state import program_placements
     from icalkit.agents.grounding import task_params
@@ -139,14 +176,16 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
 
     candidates = sorted(c for c in room if free(c))
     score = mention_scores(embedder, dialogue, candidates + slots, decay, min_score)
+    asked = mention_scores(embedder, requests(dialogue), candidates + slots, decay, min_score) \
+        if "requested_places" in rules else score
     held: dict[str, set[str]] = {}  # what the example put on each slot, of the classes that stay as they are
     placements = program_placements(example_program(example))
     for obj, on in placements:
         if obj not in slots and SLICED_FROM.get(obj) not in slots:
             held.setdefault(on, set()).add(obj)
-    holders = {on for _, on in placements} if same_use else set()
-    ranked = sorted(((*score[c], v, c) for v in slots for c in [*candidates, v]
-                     if c == v or fits_slot(c, v, held.get(v, ()), v in holders)),
+    holders = {on for _, on in placements}
+    ranked = sorted(((*(asked if v in holders else score)[c], v, c) for v in slots for c in [*candidates, v]
+                     if c == v or fits_slot(c, v, held.get(v, ()), v in holders and "same_use" in rules)),
                     key=lambda t: (-t[0], t[2], t[3]))
     out: dict[str, str] = {}
     filled: set[str] = set()
