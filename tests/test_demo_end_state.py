@@ -7,6 +7,7 @@ import pytest
 from icalkit.agents.demo_end_state import (
     Check,
     acted_on,
+    applicable,
     demo_checks,
     end_state,
     named_classes,
@@ -73,6 +74,13 @@ def test_checks_of_the_demonstration_and_a_room_that_meets_them_or_not() -> None
         "each acted-on TomatoSliced (cooked=False, sliced=True)",  # cut by it: no "every" for the pieces
         "every Pot (dirty=False)",  # it washed both of its bowls: all of them
         "every Pot (dirty=False) on a SinkBasin"]  # and moved both to the sink
+    pots = demo()
+    for c in pots.observed_changes[:4:2]:  # a pot washed in the sink is filled with water; a plate holds none
+        pots.observed_changes += [change(c["object"], "filled", False, True), change(c["object"], "liquid", None, "water")]
+    assert "every Pot (dirty=False, filled=True, liquid=water)" in {c.text() for c in demo_checks(pots, {"Bowl": "Pot"})}
+    assert "every Plate (dirty=False)" in {c.text() for c in demo_checks(pots, {"Bowl": "Plate"})}
+    assert applicable("Plate", (("dirty", False), ("filled", True))) == (("dirty", False),)
+    assert applicable("TomatoSliced", (("sliced", True), ("cooked", False))) == (("sliced", True), ("cooked", False))
 
     def room(pot2_dirty: bool, plate_dirty: bool, pieces_on_plate: int) -> dict:
         state = {"Pot_1": {"dirty": False, "parent": "SinkBasin_1"},
@@ -212,6 +220,11 @@ def test_the_places_a_dialogue_names() -> None:
     assert named_classes([("Commander", "put it all on the kitchen counter")], room, embedder, PLACE_SCORE,
                          places=True) == ["CounterTop"]
     assert named_classes(dialogue, room, embedder) == ["Mug", "Plate"]  # "toast" is not the bread's own word
+    assert named_classes([("Commander", "wash all of the pots and pans!")], ["Pot", "Pan", "Mug"], embedder) == [
+        "Pan", "Pot"]  # a plural names the class as its singular does
+    towels = [("Commander", "All hand towels should end up in the same cabinet")]
+    assert unnamed_in_episode(towels, ["HandTowel", "Towel", "Cabinet"], {"HandTowel_1"}, embedder) == []
+    assert unnamed_in_episode(towels, ["HandTowel", "Towel", "Cabinet"], set(), embedder) == ["HandTowel"]
 
 
 def test_silent_end_decisions_are_judged_by_the_oracle_twin_on_the_same_copies() -> None:

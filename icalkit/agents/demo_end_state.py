@@ -121,6 +121,15 @@ def interaction_class(call: ast.Call) -> str | None:
     return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
 
 
+def applicable(cls: str, attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """``attrs`` without those an object of ``cls`` cannot have: a pot's demonstration renamed to plates
+    asks them clean, not filled with water (no plate holds any)."""
+    t = OBJECT_TYPES.get(cls)
+    can = {"dirty": t.dirtyable, "cooked": t.cookable, "sliced": t.sliceable or t.kind == "sliced",
+           "filled": t.can_fill, "liquid": t.can_fill} if t is not None else {}
+    return tuple((a, v) for a, v in attrs if can.get(a, True))
+
+
 def _goal_attrs(state: Mapping[str, dict], ids: Iterable[str]) -> tuple[tuple[str, Any], ...]:
     """The goal attribute values every object of ``ids`` shares (those they disagree on left out; an id
     the state lacks does not count)."""
@@ -159,17 +168,19 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
     checks = []
     for cls in sorted({class_of(o) for o in acted} - set(KNIVES)):
         attrs = _goal_attrs(end, [o for o in acted if class_of(o) == cls])
-        if attrs:
+        if asked := applicable(renamed(cls, mapping), attrs):
             every = (len(by_class[cls]) >= ALL_FROM and cls in made and _goal_attrs(end, by_class[cls]) == attrs)
-            checks.append(Check(renamed(cls, mapping), attrs, every=every))
+            checks.append(Check(renamed(cls, mapping), asked, every=every))
     placements = program_placements(example_program(example))
     for cls, on in sorted(p for p in placements if p[0] not in KNIVES):
         there = [o for o in by_class.get(cls, []) if class_of(end[o].get("parent") or "_") == on]
         moved = [o for o in there if end[o]["parent"] not in _origins(start, end, o)]
         if moved:
             every = len(there) == len(by_class[cls]) and len(moved) >= ALL_FROM
-            checks.append(Check(renamed(cls, mapping), _goal_attrs(end, there), renamed(on, mapping),
-                                _goal_attrs(end, {end[o]["parent"] for o in there}), len(moved), every))
+            cls_to, on_to = renamed(cls, mapping), renamed(on, mapping)
+            checks.append(Check(cls_to, applicable(cls_to, _goal_attrs(end, there)), on_to,
+                                applicable(on_to, _goal_attrs(end, {end[o]["parent"] for o in there})),
+                                len(moved), every))
     placed = {(c.cls, c.on) for c in checks if c.on}
     for holder in sorted({p for x, a in end.items() if (p := a.get("parent")) in end
                           and (class_of(x), class_of(p)) in placements}):
@@ -177,7 +188,8 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
         cls, on = renamed(class_of(holder), mapping), renamed(class_of(parent or "_"), mapping)
         kind = OBJECT_TYPES.get(class_of(holder))
         if parent in end and on in places and (cls, on) not in placed and kind is not None and kind.pickupable:
-            checks.append(Check(cls, _goal_attrs(end, [holder]), on, _goal_attrs(end, [parent])))
+            checks.append(Check(cls, applicable(cls, _goal_attrs(end, [holder])), on,
+                                applicable(on, _goal_attrs(end, [parent]))))
             placed.add((cls, on))
     return checks
 
@@ -202,10 +214,10 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str],
     the object down elsewhere, and the next copy may do better)."""
     out = []
     for check in checks:
-        objs = _of_class(state, check.cls)
+        objs = objects_of(state, check.cls)
         if not check.on:
             scope = objs if check.every else [o for o in objs if o in acted]
-            ok = all(_has(state, o, check.attrs) for o in scope)
+            ok = all(has_attrs(state, o, check.attrs) for o in scope)
         elif start is not None and lacks({class_of(o) for o in start}, check.cls):
             ok = True  # the room never had such an object (nor its whole): nothing to do
         else:
@@ -217,21 +229,21 @@ def unmet(checks: Iterable[Check], state: Mapping[str, dict], acted: set[str],
     return out
 
 
-def _has(state: Mapping[str, dict], oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
+def has_attrs(state: Mapping[str, dict], oid: str, attrs: tuple[tuple[str, Any], ...]) -> bool:
     """Whether object ``oid`` of ``state`` has the attribute values ``attrs``."""
     return all(state[oid].get(a) == v for a, v in attrs)
 
 
-def _of_class(state: Mapping[str, dict], cls: str, attrs: tuple[tuple[str, Any], ...] = (),
+def objects_of(state: Mapping[str, dict], cls: str, attrs: tuple[tuple[str, Any], ...] = (),
               first: Collection[str] = ()) -> list[str]:
     """The objects of class ``cls`` in ``state`` with the values ``attrs``, those in ``first`` first."""
-    return sorted((o for o in state if class_of(o) == cls and _has(state, o, attrs)), key=lambda o: (o not in first, o))
+    return sorted((o for o in state if class_of(o) == cls and has_attrs(state, o, attrs)), key=lambda o: (o not in first, o))
 
 
 def _there(check: Check, state: Mapping[str, dict]) -> list[str]:
     """The objects of a placement ``check``'s class, in its states, on a receptacle of its class and states."""
-    return [o for o in _of_class(state, check.cls, check.attrs) if (p := state[o].get("parent")) in state
-            and class_of(p) == check.on and _has(state, p, check.on_attrs)]
+    return [o for o in objects_of(state, check.cls, check.attrs) if (p := state[o].get("parent")) in state
+            and class_of(p) == check.on and has_attrs(state, p, check.on_attrs)]
 
 
 def placement_repair(checks: Sequence[Check], state: Mapping[str, dict], acted: set[str],
@@ -246,11 +258,11 @@ def placement_repair(checks: Sequence[Check], state: Mapping[str, dict], acted: 
         if check.on not in places:
             return ""
         there = set(_there(check, state))
-        objs = [o for o in _of_class(state, check.cls, check.attrs, acted) if o not in there]
+        objs = [o for o in objects_of(state, check.cls, check.attrs, acted) if o not in there]
         if not check.every:
             objs = ([o for o in objs if o in acted] if not check.count
                     else objs[:max(0, check.count - len(there))])
-        spots = _of_class(state, check.on, check.on_attrs, acted)
+        spots = objects_of(state, check.on, check.on_attrs, acted)
         if not objs or not spots:
             return ""
         lines.append(f'spot_{n} = InteractionObject("{check.on}", object_instance="{spots[0]}")')
@@ -268,11 +280,11 @@ def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, m
     receptacles that cannot be picked up and take any object (the counter, the dining table; not the
     toaster "toast" is close to)."""
     skip = set(skip)
-    classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and c not in SLICED_FROM and c not in skip
+    classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and c not in SLICED_FROM
                      and (t.receptacle and not t.pickupable and c not in ALLOWED and c not in APPLIANCES
                           if places else t.pickupable))
-    scores = mention_scores(embedder, dialogue, classes)
-    return [c for c in classes if scores[c][1] >= min_score]
+    scores = mention_scores(embedder, dialogue, classes)  # a skipped class still holds its words ("hand towels")
+    return [c for c in classes if scores[c][1] >= min_score and c not in skip]
 
 
 def lacks(room: Collection[str], cls: str) -> bool:
