@@ -9,11 +9,10 @@ from dataclasses import replace
 
 import copy_fixtures
 import pytest
-from copy_fixtures import BROKEN, expert_program
+from copy_fixtures import BROKEN
 from planner_doubles import one_torch_thread
 
 from icalkit.agents.planner import Planner, PlannerConfig
-from icalkit.envs.factory import make_env
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.simulator import Simulator
 from icalkit.envs.household.tasks.sampler import sample_tasks
@@ -213,18 +212,9 @@ def test_finish_placements_serves_the_plate_where_the_dialogue_says(tmp_path, em
     from icalkit.agents.api.runtime import ApiConfig
     from icalkit.agents.context import full_state
     from icalkit.agents.executor import ExecutorLimits
-    from icalkit.data_gen.ical_steps import execute
 
-    env = make_env("household", render_obs=False)
-    own = next(t for t in sample_tasks(["Plate Of Toast"], 6, "train", 0) if t.task_id.endswith("0-00003"))
-    program = expert_program(env, own)
-    env.reset(options={"task": own})
-    start = full_state(env.sim.world)
-    made = execute(env, own, program)
-    assert made.success and start["Plate_1"]["parent"].startswith("CounterTop")
-    mem = ExampleMemory(tmp_path / "toast.db", embedder)
-    mem.add_many([Example(task_id=own.task_id, task_type=own.task_type, instruction=own.instruction,
-                          revised_program=program, initial_state=start, observed_changes=made.changes)])
+    mem, start = copy_fixtures.recorded_memory("Plate Of Toast", 6, "0-00003", tmp_path / "toast.db", embedder)
+    assert start["Plate_1"]["parent"].startswith("CounterTop")
     base = next(t for t in sample_tasks(["Plate Of Toast"], 5, "valid_seen", 0) if t.task_id.endswith("0-00001"))
     task = replace(base, dialogue=[*base.dialogue, ("Commander", "and leave the plate on the kitchen counter")])
     limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))

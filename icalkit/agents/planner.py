@@ -372,7 +372,7 @@ class Planner:
         if self.cfg.silent_next_copy == "always":
             return NEXT_COPY_TEXT
         if self.cfg.silent_next_copy == "end_state":  # the episode's work against the copied demonstration's
-            left = self.progress.left(examples[0], self.copied.get(examples[0].example_id, {}))
+            left = self.progress.left(examples[0], self.copied.get(examples[0].example_id, {}), program)
             return f"{NEXT_COPY_TEXT}: not yet {left[0]}" if left else None
         if self.cfg.silent_next_copy != "review":
             return None
@@ -407,7 +407,7 @@ class Planner:
         self.copied = {}
         executor = Executor(env, self.limits)
         self.progress = CopyProgress(task.dialogue or [task.instruction], executor, self._mention_embedder(),
-                                     self.cfg.named_next, self.cfg.finish_placements
+                                     self.cfg.named_next, self.cfg.finish_placements, self.cfg.finish_states
                                      ) if self.cfg.silent_next_copy == "end_state" or self.cfg.named_next else None
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
@@ -419,7 +419,7 @@ class Planner:
         trace: Trace | None = None
         mode = "flat" if self.cfg.mode == "flat" else "python"
         last_program, completed = "", ""
-        for attempt in range(self.cfg.max_replans + self.cfg.model_replans + 1 + self.cfg.finish_placements):
+        for attempt in range(self.cfg.max_replans + self.cfg.model_replans + 1 + self.cfg.repairs):
             program, more = self._program_of(answer), None
             if program is not None and self.cfg.ground_ids and prompt is not None:  # the prompt this answer came from
                 program = grounded_answer(program, prompt)
@@ -464,7 +464,7 @@ class Planner:
                     errors.append(error)
                     break
             errors.append(error)
-            if more and self.progress is not None and self.progress.repair:  # finish_placements: not a copy
+            if more and self.progress is not None and self.progress.repair:  # finish_placements/states: no copy
                 repair = self.progress.take_repair()  # the agent moves what is left itself, then checks again
                 answer, prompt, replans, repaired = Answer({"Program": repair}, repair), None, replans + 1, 1
                 continue

@@ -109,6 +109,12 @@ class PlannerConfig:
             a program of ``pickup_and_place`` calls on the room's objects by id (the evaluation's object
             map names them; :func:`~icalkit.agents.demo_end_state.placement_repair`), once per episode —
             before any further copy, and after the last one.
+        finish_states: ``silent_next_copy=end_state``: where every state left unmet is an "every object
+            of a class" state (wash *all* the mugs) and the copy just run gave one object of the class a
+            block of statements, the agent repeats the block for each object still out of that state, by
+            id (:mod:`~icalkit.agents.state_repair`), in the episode's one repair — with
+            ``finish_placements``' moves when those are all the placements left; other placements left
+            (a demonstration's put-away shelf) do not stop it.
         drop_absent: ``copy`` mode or ``copy_first``: a copied program leaves out the objects of classes
             the room lacks that its demonstration only moved (no goal attribute of theirs changed: a
             fork taken out of the sink, a paper towel roll set aside) — their declarations and every
@@ -150,6 +156,7 @@ class PlannerConfig:
     silent_next_copy: str = ""
     named_next: bool = False
     finish_placements: bool = False
+    finish_states: bool = False
     drop_absent: bool = False
     piece_counts: bool = False
     drop_sliced: bool = False
@@ -159,6 +166,11 @@ class PlannerConfig:
         """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``
         or ``silent_next_copy=review``)."""
         return self.mode != "copy" or self.model_replans > 0 or self.silent_next_copy == "review"
+
+    @property
+    def repairs(self) -> int:
+        """The attempts an episode keeps for its one repair program (``finish_placements``, ``finish_states``)."""
+        return int(self.finish_placements or self.finish_states)
 
     def validate(self) -> None:
         if self.mode not in PLANNER_MODES:
@@ -182,9 +194,10 @@ class PlannerConfig:
         if self.named_next and not (self.copy_fallback and self.mention_reground):
             raise ValueError("planner.named_next orders the next copies by what their mention re-grounding handles: "
                              "it needs planner.copy_fallback=true and planner.mention_reground=true")
-        if self.finish_placements and self.silent_next_copy != "end_state":
-            raise ValueError("planner.finish_placements finishes what the end-state check finds unmet: it needs "
-                             "planner.silent_next_copy=end_state")
+        for finish in ("finish_placements", "finish_states"):
+            if getattr(self, finish) and self.silent_next_copy != "end_state":
+                raise ValueError(f"planner.{finish} finishes what the end-state check finds unmet: it needs "
+                                 "planner.silent_next_copy=end_state")
         for edit in ("drop_absent", "piece_counts", "drop_sliced"):
             if getattr(self, edit) and not (self.mode == "copy" or self.copy_first):
                 raise ValueError(f"planner.{edit} edits the copied example: it needs mode 'copy' or copy_first")
