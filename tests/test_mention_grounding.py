@@ -172,20 +172,25 @@ def test_mention_reground_reads_mentions_on_the_bundled_embedder(embedder):
 
 def test_class_phrases_plurals_and_the_requests_of_a_dialogue():
     """A class name in words (a run of capitals is one word; the simulator's own bathroom counter named
-    as one), the singular of a plural noun, and each utterance cut at its first hint of where a thing
-    is — "find the newspapers and leave them on the couch" is a request, "you'll find one in the bin"
-    a hint."""
+    as one), the singular of a plural noun, and each clause of an utterance cut at its first hint of
+    where a thing is — "find the newspapers and leave them on the couch", "try to put it on the table"
+    and "make sure it is on the sofa" are requests, "you'll find one in the bin" a hint."""
     assert [class_phrase(c) for c in ("TVStand", "CD", "DiningTable", "CounterTopBath")] == [
         "tv stand", "cd", "dining table", "bathroom counter top"]
-    words = "pots dishes glasses vases potatoes batteries shelves knives clothes cds this bus lettuce is"
+    words = "pots dishes glasses vases potatoes batteries shelves knives clothes cds this bus lettuce is has was"
     assert [singular(w) for w in words.split()] == [
         "pot", "dish", "glass", "vase", "potato", "battery", "shelf", "knife", "cloth", "cd", "this", "bus",
-        "lettuce", "is"]
-    said = ["find the newspapers and leave them on the couch", "You'll find a dish sponge in the trash can",
-            "scrub brush is in the sink", "There's a cloth in the cabinet", "check the bathtub",
-            ("Commander", "put each box on the low table")]
-    assert requests(said) == ["find the newspapers and leave them on the couch", "", "scrub brush ", "", "",
-                              "put each box on the low table"]
+        "lettuce", "is", "has", "was"]
+    hints = ["You'll find a dish sponge in the trash can", "scrub brush is in the sink", "There's a cloth in the cabinet",
+             "check the bathtub", "then try in the cabinet!", "look in the fridge for the egg"]
+    assert requests(hints) == ["", "scrub brush ", "", "", "", ""]
+    asks = ["find the newspapers and leave them on the couch", ("Commander", "put each box on the low table"),
+            "try to put the mug on the table", "Please try putting the mug on the table",
+            "Put the pots that are in the sink on the counter", "make sure the remote is on the sofa",
+            "check that the plate is on the table", "put it in the sink and check it is clean"]
+    assert requests(asks) == [a if isinstance(a, str) else a[1] for a in asks]  # requests, kept whole
+    assert requests(["The mugs are in the cabinet, please put them on the table"]) == [
+        "The mugs  please put them on the table"]  # a hint's clause cut, the request's kept
 
 
 def test_mention_reground_puts_things_where_the_dialogue_asks_not_where_they_are(embedder):

@@ -41,33 +41,53 @@ def room(*dirty: str) -> dict[str, dict]:
 def test_the_blocks_of_a_class_run_from_one_declaration_to_the_next() -> None:
     body = ast.parse(COPY).body
     blocks = class_blocks(body, "Mug")
-    assert [v for v, _ in blocks] == ["pot", "pot_2"]
-    assert [ast.unparse(s) for s in blocks[0][1]] == ["pot.pickup_and_place(sink_basin)", "faucet.toggle_on()",
-                                                      "pot.pickup_and_place(shelf)", "cabinet.open()"]
-    assert [ast.unparse(s) for s in blocks[1][1]] == ["pot_2.pickup()", "pot_2.place(sink_basin)"]
+    assert [(v, i) for v, i, _ in blocks] == [("pot", 0), ("pot_2", 9)]
+    assert [ast.unparse(s) for s in blocks[0][2]][1:5] == [
+        "pot.pickup_and_place(sink_basin)", "faucet = InteractionObject('Faucet', object_instance='Faucet_1')",
+        "faucet.toggle_on()", "shelf = InteractionObject('Shelf')"]
+    assert [ast.unparse(s) for s in blocks[1][2]] == ["pot_2.pickup()", "pot_2.place(sink_basin)"]
     assert class_blocks(body, "Cup") == []
+    rebound = ast.parse('obj = InteractionObject("Mug")\nobj.pickup()\nobj = InteractionObject("Faucet")\n'
+                        "obj.toggle_on()\n").body
+    assert [ast.unparse(s) for s in class_blocks(rebound, "Mug")[0][2]] == ["obj.pickup()"]  # ends where rebound
 
 
 def test_state_repair_repeats_the_longest_block_for_each_object_left() -> None:
     every = Check("Mug", CLEAN, every=True)
     program = state_repair([every], room("Mug_3"), COPY)
     assert program == (
-        'sink_basin = InteractionObject("SinkBasin", object_instance="SinkBasin_1")\n'
-        'faucet = InteractionObject("Faucet", object_instance="Faucet_1")\n'
-        'shelf = InteractionObject("Shelf")\n'
-        'cabinet = InteractionObject("Cabinet")\n'
-        'every_0_0 = InteractionObject("Mug", object_instance="Mug_3")\n'
+        "every_0_0 = InteractionObject('Mug', object_instance='Mug_3')\n"
+        "sink_basin = InteractionObject('SinkBasin', object_instance='SinkBasin_1')\n"
         "every_0_0.pickup_and_place(sink_basin)\n"
+        "faucet = InteractionObject('Faucet', object_instance='Faucet_1')\n"
         "faucet.toggle_on()\n"
+        "shelf = InteractionObject('Shelf')\n"
         "every_0_0.pickup_and_place(shelf)\n"
+        "cabinet = InteractionObject('Cabinet')\n"
         "cabinet.open()\n")
     two = state_repair([every], room("Mug_2", "Mug_3"), COPY)
-    assert 'object_instance="Mug_2")\nevery_0_0' in two and "every_0_1.pickup_and_place(shelf)" in two
+    assert "object_instance='Mug_2')\nsink_basin" in two and "every_0_1.pickup_and_place(shelf)" in two
     assert state_repair([every], room(), COPY) == ""  # every mug is clean
     assert state_repair([Check("Mug", CLEAN)], room("Mug_3"), COPY) == ""  # not "every": the acted-on ones
     assert state_repair([every, Check("Mug", (), "Shelf", (), 1)], room("Mug_3"), COPY) == ""  # a placement
     assert state_repair([Check("Cup", CLEAN, every=True)], {"Cup_1": {"dirty": True}}, COPY) == ""  # no cup block
     assert state_repair([every], room("Mug_3"), "pot = (") == ""  # unreadable
+
+
+def test_state_repair_binds_what_the_block_reads_and_touches_no_other_object_of_the_class() -> None:
+    """The block's names bound as they were where it began (an alias and what it aliases), never a block
+    that names another mug (both declared first, then used: that block would wash Mug_1 again), and never a
+    name the program already uses for the new variables."""
+    every = Check("Mug", CLEAN, every=True)
+    aliased = 'sink = InteractionObject("SinkBasin")\ntarget = sink\nmug = InteractionObject("Mug")\nmug.pickup_and_place(target)\n'
+    assert state_repair([every], room("Mug_3"), aliased) == (
+        "sink = InteractionObject('SinkBasin')\ntarget = sink\n"
+        "every_0_0 = InteractionObject('Mug', object_instance='Mug_3')\nevery_0_0.pickup_and_place(target)\n")
+    first = ('pot = InteractionObject("Mug", object_instance="Mug_1")\npot_2 = InteractionObject("Mug", object_instance="Mug_2")\n'
+             'sink = InteractionObject("SinkBasin")\npot.pickup_and_place(sink)\npot_2.pickup_and_place(sink)\n')
+    assert state_repair([every], room("Mug_3"), first) == ""
+    taken = 'every_0_0 = InteractionObject("SinkBasin")\nmug = InteractionObject("Mug")\nmug.pickup_and_place(every_0_0)\n'
+    assert "every1_0_0.pickup_and_place(every_0_0)" in state_repair([every], room("Mug_3"), taken)
 
 
 def test_an_episode_washes_the_third_pot_the_copy_left(tmp_path, embedder) -> None:
@@ -102,6 +122,8 @@ def test_an_episode_washes_the_third_pot_the_copy_left(tmp_path, embedder) -> No
     assert not left.success and left.attempts == 1 and "not yet every Pot" in left.errors[0]
     with pytest.raises(ValueError, match="finish_states .*planner.silent_next_copy=end_state"):
         PlannerConfig(mode="copy", finish_states=True).validate()
+    with pytest.raises(ValueError, match="finish_states .*planner.precondition_checks=true"):
+        PlannerConfig(mode="copy", copy_fallback=True, silent_next_copy="end_state", finish_states=True).validate()
 
 
 def test_finish_repairs_the_states_only_when_it_makes_them_all(embedder) -> None:

@@ -62,11 +62,11 @@ def drop_absent(program: str, room: Collection[str], changed: Collection[str]) -
     gone: set[str] = set()  # the variables of objects left out
     lines, left_out = [], set()
     for stmt in body:
-        targets = _targets(stmt)
-        cls = _declared_class(stmt)
+        targets = bound_names(stmt)
+        cls = declared_class(stmt)
         if cls and lacks(room, cls) and droppable(cls, kept):
             left_out.add(cls)
-        elif _reads(stmt) & gone:
+        elif read_names(stmt) & gone:
             if hasattr(stmt, "body"):  # a loop or a condition: cut nothing
                 return program, []
         else:
@@ -96,8 +96,8 @@ def drop_sliced_moves(program: str, room: Collection[str]) -> tuple[str, list[st
         for node in ast.walk(stmt):  # any binding (a loop's target too) ends what a name stood for
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 classes[node.id] = None
-        for name in _targets(stmt):
-            classes[name] = _declared_class(stmt)
+        for name in bound_names(stmt):
+            classes[name] = declared_class(stmt)
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in SLICED_MOVES
                 and isinstance(call.func.value, ast.Name) and classes.get(call.func.value.id) in cut):
@@ -107,20 +107,20 @@ def drop_sliced_moves(program: str, room: Collection[str]) -> tuple[str, list[st
     return ("\n".join(lines) + "\n", sorted(left_out)) if left_out else (program, [])
 
 
-def _targets(stmt: ast.stmt) -> set[str]:
+def bound_names(stmt: ast.stmt) -> set[str]:
     """The names an assignment binds (every target, tuples unpacked)."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
         stmt, ast.AnnAssign | ast.AugAssign) else []
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
-def _reads(stmt: ast.stmt) -> set[str]:
+def read_names(stmt: ast.stmt) -> set[str]:
     """The names ``stmt`` reads (an assignment's value; any other statement whole)."""
     source = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None else stmt
     return {n.id for n in ast.walk(source) if isinstance(n, ast.Name)}
 
 
-def _declared_class(stmt: ast.stmt) -> str | None:
+def declared_class(stmt: ast.stmt) -> str | None:
     """The class of ``x = InteractionObject("Class", ...)`` (any targets), else None."""
     value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
     return interaction_class(value) if is_interaction(value) else None

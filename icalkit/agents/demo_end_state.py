@@ -125,7 +125,7 @@ def applicable(cls: str, attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str,
     """``attrs`` without those an object of ``cls`` cannot have: a pot's demonstration renamed to plates
     asks them clean, not filled with water (no plate holds any)."""
     t = OBJECT_TYPES.get(cls)
-    can = {"dirty": t.dirtyable, "cooked": t.cookable, "sliced": t.sliceable or t.kind == "sliced",
+    can = {"dirty": t.dirtyable, "cooked": t.cookable, "boiled": t.cookable, "sliced": t.sliceable or t.kind == "sliced",
            "filled": t.can_fill, "liquid": t.can_fill} if t is not None else {}
     return tuple((a, v) for a, v in attrs if can.get(a, True))
 

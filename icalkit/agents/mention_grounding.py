@@ -25,14 +25,21 @@ import numpy as np
 
 MIN_SCORE = 0.6  # chosen on valid_seen's 300 (task, example) pairs: 0.5 / 0.6 / 0.7
 DECAY = 0.1  # per utterance (0.02, 0.05, 0.1 tie on valid_seen, 0.2 is worse)
+NOT_PLURAL = frozenset({"has", "was", "its", "yes", "gas", "news", "always", "perhaps"})
 SIM_DECIMALS = 4  # a vector's floats vary by ~1e-7 with what it was embedded beside: exact ties stay ties
 RULES = frozenset({"same_use", "requested_places"})  # mention_replacements' rules, all on by default
 PHRASES = {"CounterTopBath": "bathroom counter top"}  # a class name of this simulator's own, in words
 # Where a thing is, not where it goes: "the soap is in the bin", "you'll find one in the trash can",
-# "check the bathtub", "there's a cloth in the cabinet". An utterance counts for a place only up to here.
-HINT = re.compile(r"\b(?:you(?:'?ll|\s+will|\s+can|\s+should)\s+find|there'?s|there\s+(?:is|are)|check|try"
-                  r"|look\s+(?:in|on|under|inside)|(?:is|are)\s+(?:in|on|inside|under|at|by|near|next|beside))\b",
-                  re.IGNORECASE)  # not "find the newspapers and leave them on the couch": a request
+# "check the bathtub", "there's a cloth in the cabinet". A clause counts for a place only up to here; not
+# "try to put it on the table", "check that it is clean", "the pots that are in the sink", "make sure
+# it is on the sofa" (requests).
+HINT = re.compile(r"\byou(?:'?ll|\s+will|\s+can|\s+should)\s+find\b|\bthere'?s\b|\bthere\s+(?:is|are)\b"
+                  r"|^\W*(?:(?:please|and|then|just|now)\s+)*(?:check(?!\s+(?:that|if|whether)\b)"
+                  r"|try(?!\s+to\b)(?!\s+\w+ing\b)|look\s+(?:in|on|under|inside)\b)"
+                  r"|(?<!\bthat )(?<!\bwhich )\b(?:is|are)\s+(?:in|on|inside|under|at|by|near|next|beside)\b",
+                  re.IGNORECASE)
+ASKS = re.compile(r"\bmake\s+sure\b|\bshould\b|\bmust\b|\bneeds?\s+to\b|\bcheck\s+(?:that|if|whether)\b", re.IGNORECASE)
+CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, please put them on the table"
 
 
 class CachedEmbedder:
@@ -61,16 +68,23 @@ def class_phrase(name: str) -> str:
 
 
 def requests(dialogue: Sequence[Any]) -> list[str]:
-    """Each utterance of ``dialogue`` up to its first hint of where a thing is (:data:`HINT`): what it
-    asks for, not where the objects are found ("scrub brush is in the sink" -> "scrub brush")."""
-    return [HINT.split(t if isinstance(t, str) else str(t[-1]), 1)[0] for t in dialogue]
+    """Each utterance of ``dialogue`` with each of its clauses cut at its first hint of where a thing is
+    (:data:`HINT`) unless it asks for a state (:data:`ASKS`: "make sure the remote is on the sofa"): what
+    it asks for, not where the objects are found ("scrub brush is in the sink" -> "scrub brush"; "the
+    mugs are in the cabinet, please put them on the table" -> "the mugs  please put them on the
+    table")."""
+    return ["".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(t if isinstance(t, str)
+                                                                                    else str(t[-1])))
+            for t in dialogue]
 
 
 def singular(word: str) -> str:
-    """A plural noun's singular, by its ending ("pots" -> "pot", "dishes" -> "dish", "potatoes" -> "potato",
-    "batteries" -> "battery", "shelves" -> "shelf", "knives" -> "knife", "cds" -> "cd"); other words as
-    they are ("glass", "bus", "this", "lettuce")."""
-    if len(word) < 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+    """A word ending in "s" read as a plural noun's singular, by its ending ("pots" -> "pot", "dishes" ->
+    "dish", "potatoes" -> "potato", "batteries" -> "battery", "shelves" -> "shelf", "knives" -> "knife",
+    "cds" -> "cd"); "glass", "bus", "this", "lettuce" and a few short words that are no plurals ("has",
+    "was", "its") as they are. Other words ending in "s" come out as non-words ("always" -> "alway"),
+    which name no class."""
+    if len(word) < 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")) or word in NOT_PLURAL:
         return word
     for plural, one in (("ies", "y"), ("ives", "ife"), ("lves", "lf"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"),
                         ("shes", "sh"), ("oes", "o"), ("thes", "th")):
@@ -90,8 +104,8 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
                    decay: float = DECAY, own: float = MIN_SCORE) -> dict[str, tuple[float, float]]:
     """How strongly ``dialogue`` (``(speaker, text)`` turns or plain strings) mentions each class:
     ``(best similarity less decay per utterance, best similarity)``, ``-inf`` for none; similarities
-    rounded to :data:`SIM_DECIMALS`, so that the result does not depend on the batch the embedder
-    was given (two classes whose names the dialogue says tie; ties rank by slot and class name). In each
+    rounded to :data:`SIM_DECIMALS`, so that two classes whose own names the dialogue says tie whatever
+    batch the embedder saw the spans in (its floats move by ~1e-7 with the texts padded beside them). In each
     utterance the spans claim their words for their best class where it scores at least ``own``,
     strongest first (similarities rounded to 3 decimals; of equal ones the longer span first) and
     never a word another class claimed; a span with a claimed word counts for that word's class only."""
@@ -176,14 +190,14 @@ def mention_replacements(example: Any, dialogue: Sequence[Any], room: Collection
 
     candidates = sorted(c for c in room if free(c))
     score = mention_scores(embedder, dialogue, candidates + slots, decay, min_score)
-    asked = mention_scores(embedder, requests(dialogue), candidates + slots, decay, min_score) \
-        if "requested_places" in rules else score
     held: dict[str, set[str]] = {}  # what the example put on each slot, of the classes that stay as they are
     placements = program_placements(example_program(example))
     for obj, on in placements:
         if obj not in slots and SLICED_FROM.get(obj) not in slots:
             held.setdefault(on, set()).add(obj)
     holders = {on for _, on in placements}
+    asked = mention_scores(embedder, requests(dialogue), candidates + slots, decay, min_score) \
+        if "requested_places" in rules and holders & set(slots) else score
     ranked = sorted(((*(asked if v in holders else score)[c], v, c) for v in slots for c in [*candidates, v]
                      if c == v or fits_slot(c, v, held.get(v, ()), v in holders and "same_use" in rules)),
                     key=lambda t: (-t[0], t[2], t[3]))

@@ -112,7 +112,7 @@ class PlannerConfig:
         finish_states: ``silent_next_copy=end_state``: where every state left unmet is an "every object
             of a class" state (wash *all* the mugs) and the copy just run gave one object of the class a
             block of statements, the agent repeats the block for each object still out of that state, by
-            id (:mod:`~icalkit.agents.state_repair`), in the episode's one repair — with
+            id (:mod:`~icalkit.agents.state_repair`; needs ``precondition_checks``), in the episode's one repair — with
             ``finish_placements``' moves when those are all the placements left; other placements left
             (a demonstration's put-away shelf) do not stop it.
         drop_absent: ``copy`` mode or ``copy_first``: a copied program leaves out the objects of classes
@@ -198,6 +198,9 @@ class PlannerConfig:
             if getattr(self, finish) and self.silent_next_copy != "end_state":
                 raise ValueError(f"planner.{finish} finishes what the end-state check finds unmet: it needs "
                                  "planner.silent_next_copy=end_state")
+        if self.finish_states and not self.precondition_checks:
+            raise ValueError("planner.finish_states repeats a copy's block, whose open() and pickup() of an object "
+                             "already open or held are no-ops only with planner.precondition_checks=true")
         for edit in ("drop_absent", "piece_counts", "drop_sliced"):
             if getattr(self, edit) and not (self.mode == "copy" or self.copy_first):
                 raise ValueError(f"planner.{edit} edits the copied example: it needs mode 'copy' or copy_first")

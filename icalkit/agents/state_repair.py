@@ -4,20 +4,23 @@
 washes two mugs, and the new room holds a third. The end-state check says so ("not yet every Mug
 (dirty=False)", :mod:`icalkit.agents.demo_end_state`), but the next copy is another demonstration, often
 of other objects ("No Cup has been found"). The copied program itself already shows what to do to one
-mug: the statements from its variable's declaration up to the next mug's (take it to the sink, run the
-faucet, set it aside). :func:`state_repair` repeats that block, the longest one the program has for
-the class, for each object of the class the room still has out of the state asked, named by id (the
-evaluation's object map names them), with the other objects the block uses declared first as the copy
-declared them. No model is asked; the executor's pre-condition checks open what holds an object.
+mug: the top-level statements after its variable's declaration, up to the next mug's declaration or
+the variable's next binding (take it to the sink, run the faucet, set it aside). :func:`state_repair`
+repeats that block, the longest one of the class that names no other mug, for each object of the class
+the room still has out of the state asked, named by id (the evaluation's object map names them); the
+names the block reads and does not bind itself are bound first, as the copy had bound them where the
+block began. No model is asked; the executor's pre-condition checks open what holds an object and make
+a repeated ``open()`` a no-op (``finish_states`` requires them).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 
-from icalkit.agents.context import is_interaction
-from icalkit.agents.demo_end_state import Check, has_attrs, interaction_class, objects_of
+from icalkit.agents.absent_objects import bound_names, declared_class, read_names
+from icalkit.agents.demo_end_state import Check, has_attrs, objects_of
 
 
 class _Rename(ast.NodeTransformer):
@@ -30,49 +33,80 @@ class _Rename(ast.NodeTransformer):
         return ast.copy_location(ast.Name(self.new, node.ctx), node) if node.id == self.old else node
 
 
-def _declared(stmt: ast.stmt) -> tuple[str, str] | None:
-    """``(variable, class)`` of ``v = InteractionObject("Class", ...)``; None for any other statement."""
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and is_interaction(stmt.value)):
-        return stmt.targets[0].id, interaction_class(stmt.value) or ""
-    return None
+def class_blocks(body: Sequence[ast.stmt], cls: str) -> list[tuple[str, int, list[ast.stmt]]]:
+    """Each variable of class ``cls`` that ``body`` declares at the top level (``v = InteractionObject(
+    "Class", ...)``), the index of its declaration and its block: the statements after it up to the
+    next declaration of a ``cls`` variable or the next binding of the variable (or the end)."""
+    out = []
+    for i, stmt in enumerate(body):
+        names = bound_names(stmt)
+        if declared_class(stmt) != cls or len(names) != 1:
+            continue
+        var, block = next(iter(names)), []
+        for later in body[i + 1:]:
+            if declared_class(later) == cls or var in bound_names(later):
+                break
+            block.append(later)
+        out.append((var, i, block))
+    return out
 
 
-def class_blocks(body: Sequence[ast.stmt], cls: str) -> list[tuple[str, list[ast.stmt]]]:
-    """Each variable of class ``cls`` that ``body`` declares, with its block: the statements after its
-    declaration up to the next declaration of a ``cls`` variable (or the end), declarations left out."""
-    starts = [(i, d[0]) for i, s in enumerate(body) if (d := _declared(s)) and d[1] == cls]
-    ends = [i for i, _ in starts[1:]] + [len(body)] if starts else []
-    return [(var, [s for s in body[i + 1:end] if _declared(s) is None])
-            for (i, var), end in zip(starts, ends, strict=True)]
+def _preamble(body: Sequence[ast.stmt], start: int, needs: set[str]) -> list[ast.stmt] | None:
+    """The statements that bind ``needs`` as they were bound where statement ``start`` runs: each name's
+    last top-level binding before it, and so on for the names those read (an alias of the sink needs
+    the sink), in program order; None where a name has no binding there. Names ``body`` never binds
+    (``InteractionObject``, builtins) need none."""
+    bound = {x for stmt in body for x in bound_names(stmt)}
+    chosen: set[int] = set()
+    todo = [(name, start) for name in needs & bound]
+    while todo:
+        name, before = todo.pop()
+        where = [i for i in range(before) if name in bound_names(body[i])]
+        if not where:
+            return None
+        if where[-1] not in chosen:
+            chosen.add(where[-1])
+            todo += [(x, where[-1]) for x in read_names(body[where[-1]]) & bound]
+    return [body[i] for i in sorted(chosen)]
+
+
+def _free_prefix(names: set[str]) -> str:
+    """``every_``, or ``every1_``, ``every2_`` ... where the program has names starting so."""
+    k = 0
+    while any(n.startswith(f"every{k or ''}_") for n in names):
+        k += 1
+    return f"every{k or ''}_"
 
 
 def state_repair(checks: Iterable[Check], state: Mapping[str, dict], program: str) -> str:
     """A program that gives every object of each unmet "every" state check's class the check's states:
-    ``program``'s longest block for the class (:func:`class_blocks`, one that touches its variable) for
-    each such object, by id; "" when a check is of another kind, ``program`` has no such block or
-    does not parse, or no object is left to change."""
+    ``program``'s longest block for the class (:func:`class_blocks`) that acts on its variable and names
+    no other variable of the class, once per such object, by id; "" when a check is of another kind,
+    ``program`` does not parse or has no such block, a name the block reads is bound nowhere before it,
+    or no object is left to change."""
     try:
         body = ast.parse(program).body
     except SyntaxError:
         return ""
-    declarations = [s for s in body if _declared(s)]
-    lines: list[str] = []
+    prefix = _free_prefix({n.id for n in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Name)})
+    out: list[ast.stmt] = []
     for n, check in enumerate(checks):
         if check.on or not check.every:
             return ""
-        blocks = [(var, b) for var, b in class_blocks(body, check.cls)
-                  if any(isinstance(x, ast.Name) and x.id == var for s in b for x in ast.walk(s))]
+        own = {v for v, _, _ in class_blocks(body, check.cls)}
+        blocks = [(var, i, b) for var, i, b in class_blocks(body, check.cls)
+                  if any(var in read_names(s) for s in b) and not any((own - {var}) & read_names(s) for s in b)]
         objs = [o for o in objects_of(state, check.cls) if not has_attrs(state, o, check.attrs)]
         if not blocks or not objs:
             return ""
-        var, block = max(blocks, key=lambda vb: len(vb[1]))  # the first of the longest
+        var, start, block = max(blocks, key=lambda b: len(b[2]))  # the first of the longest
+        first = _preamble(body, start, {x for s in block for x in read_names(s)}
+                          - {x for s in block for x in bound_names(s)} - {var})
+        if first is None:
+            return ""
+        out += [s for s in first if s not in out]
         for i, oid in enumerate(objs):
-            item = f"every_{n}_{i}"
-            lines.append(f'{item} = InteractionObject("{check.cls}", object_instance="{oid}")')
-            lines += [ast.unparse(_Rename(var, item).visit(ast.parse(ast.unparse(s)).body[0])) for s in block]
-    if not lines:
-        return ""
-    used = {x.id for line in lines for x in ast.walk(ast.parse(line)) if isinstance(x, ast.Name)}
-    preamble = [ast.get_source_segment(program, s) or ast.unparse(s) for s in declarations if _declared(s)[0] in used]
-    return "\n".join(preamble + lines) + "\n"
+            item = f"{prefix}{n}_{i}"
+            out.append(ast.parse(f'{item} = InteractionObject("{check.cls}", object_instance="{oid}")').body[0])
+            out += [_Rename(var, item).visit(copy.deepcopy(s)) for s in block]
+    return "\n".join(ast.unparse(s) for s in out) + "\n" if out else ""
