@@ -85,7 +85,7 @@ pruned-memory-learned: $(STAMP)
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED)" demonstrators=[noisy] out_dir=$(LEARNED_MEMORY) memory.path=$(LEARNED_MEMORY).db memory.text_embedder.model=$(LEARNED_RETRIEVER)
 
-# the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~6 min; SEED=1: the
+# the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~7 min; SEED=1: the
 # fresh tasks), after the memories it reads (~9 min on a fresh machine)
 SEED = 0
 eval-copies: $(STAMP)
