@@ -130,12 +130,13 @@ def applicable(cls: str, attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str,
     return tuple((a, v) for a, v in attrs if can.get(a, True))
 
 
-def _goal_attrs(state: Mapping[str, dict], ids: Iterable[str]) -> tuple[tuple[str, Any], ...]:
+def _goal_attrs(state: Mapping[str, dict], ids: Iterable[str], as_cls: str = "") -> tuple[tuple[str, Any], ...]:
     """The goal attribute values every object of ``ids`` shares (those they disagree on left out; an id
-    the state lacks does not count)."""
+    the state lacks does not count); with ``as_cls``, only those an object of that class can have
+    (:func:`applicable`)."""
     objs = [state[i] for i in ids if i in state]
-    return tuple((a, objs[0][a]) for a in GOAL_ATTRIBUTES
-                 if objs and all(a in o for o in objs) and len({repr(o[a]) for o in objs}) == 1)
+    return applicable(as_cls, tuple((a, objs[0][a]) for a in GOAL_ATTRIBUTES
+                                    if objs and all(a in o for o in objs) and len({repr(o[a]) for o in objs}) == 1))
 
 
 def acted_on(start: Mapping[str, dict], end: Mapping[str, dict], among: Iterable[str] | None = None) -> set[str]:
@@ -178,9 +179,8 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
         if moved:
             every = len(there) == len(by_class[cls]) and len(moved) >= ALL_FROM
             cls_to, on_to = renamed(cls, mapping), renamed(on, mapping)
-            checks.append(Check(cls_to, applicable(cls_to, _goal_attrs(end, there)), on_to,
-                                applicable(on_to, _goal_attrs(end, {end[o]["parent"] for o in there})),
-                                len(moved), every))
+            checks.append(Check(cls_to, _goal_attrs(end, there, cls_to), on_to,
+                                _goal_attrs(end, {end[o]["parent"] for o in there}, on_to), len(moved), every))
     placed = {(c.cls, c.on) for c in checks if c.on}
     for holder in sorted({p for x, a in end.items() if (p := a.get("parent")) in end
                           and (class_of(x), class_of(p)) in placements}):
@@ -188,8 +188,7 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
         cls, on = renamed(class_of(holder), mapping), renamed(class_of(parent or "_"), mapping)
         kind = OBJECT_TYPES.get(class_of(holder))
         if parent in end and on in places and (cls, on) not in placed and kind is not None and kind.pickupable:
-            checks.append(Check(cls, applicable(cls, _goal_attrs(end, [holder])), on,
-                                applicable(on, _goal_attrs(end, [parent]))))
+            checks.append(Check(cls, _goal_attrs(end, [holder], cls), on, _goal_attrs(end, [parent], on)))
             placed.add((cls, on))
     return checks
 

@@ -73,9 +73,8 @@ def requests(dialogue: Sequence[Any]) -> list[str]:
     it asks for, not where the objects are found ("scrub brush is in the sink" -> "scrub brush"; "the
     mugs are in the cabinet, please put them on the table" -> "the mugs  please put them on the
     table")."""
-    return ["".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(t if isinstance(t, str)
-                                                                                    else str(t[-1])))
-            for t in dialogue]
+    texts = (t if isinstance(t, str) else str(t[-1]) for t in dialogue)
+    return ["".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(text)) for text in texts]
 
 
 def singular(word: str) -> str:
