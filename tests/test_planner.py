@@ -13,8 +13,8 @@ from planner_doubles import ScriptedLLM, one_torch_thread, tiny_llm
 from icalkit.agents.flat_plans import parse_action, parse_flat_answer, program_to_flat
 from icalkit.agents.grounding import bind_object_names
 from icalkit.agents.llm_session import LLMSession
-from icalkit.agents.parsing import ParseError
-from icalkit.agents.planner import Planner, PlannerConfig, parse_program_answer, parse_score
+from icalkit.agents.parsing import ParseError, parse_program_answer, parse_score
+from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.simulator import Simulator
 from icalkit.envs.household.tasks.sampler import sample_tasks

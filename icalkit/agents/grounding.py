@@ -148,3 +148,9 @@ def reground_target(example: Any, task: Task, program: str) -> dict[str, str] | 
         if old != ours and old in used and ours in OBJECT_TYPES:
             out.setdefault(old, ours)
     return out
+
+
+def grounded_answer(program: str, prompt: list[dict]) -> str:
+    """``program`` as ``ground_ids`` runs it: ids ``prompt`` does not show become classes, and the
+    object variables it reads but never defines are bound to their class."""
+    return bind_object_names(ground_program(program, shown_ids(prompt)))

@@ -8,6 +8,7 @@ sent back to the model in a re-ask ("missing section(s) ...").
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -111,3 +112,25 @@ def numbered_items(text: str) -> list[str]:
             continue
         items.append(re.sub(r"^(?:\d+[.)]|[-*•])\s*", "", line))
     return [i for i in items if i]
+
+
+SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]  # a planner's program answer
+
+
+def parse_program_answer(text: str) -> dict[str, str]:
+    """Sections of a program answer; the Program must be present and valid Python."""
+    sections = parse_sections(text, SECTIONS, required=["Program"], code_section="Program")
+    try:
+        ast.parse(sections["Program"])
+    except SyntaxError as exc:
+        raise ParseError(f"the program is not valid Python (line {exc.lineno}: {exc.msg})") from None
+    return sections
+
+
+def parse_score(text: str) -> float:
+    """The 0–10 score of a ``Score: N`` answer (the first number in range)."""
+    for match in re.finditer(r"\d+(?:\.\d+)?", text):
+        value = float(match.group())
+        if 0 <= value <= 10:
+            return value
+    raise ParseError("no score from 0 to 10 found; reply 'Score: N'")

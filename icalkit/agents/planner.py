@@ -28,7 +28,6 @@ the agent also re-plans when a program ends without error but the goal does not 
 from __future__ import annotations
 
 import ast
-import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -57,17 +56,10 @@ from icalkit.agents.feedback import (
     goal_feedback,
 )
 from icalkit.agents.flat_plans import action_space_text, parse_flat_answer, program_to_flat
-from icalkit.agents.grounding import (
-    bind_object_names,
-    ground_program,
-    parse_replacements,
-    reground_target,
-    replace_classes,
-    shown_ids,
-)
+from icalkit.agents.grounding import grounded_answer, parse_replacements, reground_target, replace_classes
 from icalkit.agents.llm_session import Answer, CallStats, LLMSession
 from icalkit.agents.mention_grounding import CachedEmbedder, mention_replacements
-from icalkit.agents.parsing import ParseError, parse_sections
+from icalkit.agents.parsing import parse_program_answer, parse_score
 from icalkit.agents.plan_prompts import (
     ZERO_SHOT_EXAMPLES,
     planner_state_text,
@@ -82,7 +74,6 @@ from icalkit.agents.review_guard import REVIEW_GUARD_TEXT, moved_placed, placed_
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
-SECTIONS = ["Summary", "Abstracted State", "Plan", "Program"]
 REGROUND_TOKENS = 64  # a few "A -> B" lines
 REVIEW_DECISION_TOKENS = 64  # "Program:\n```python\n# the task is complete\n```" and room to spare
 
@@ -121,37 +112,12 @@ class EpisodeResult:
         return asdict(self)
 
 
-def parse_program_answer(text: str) -> dict[str, str]:
-    """Sections of a program answer; the Program must be present and valid Python."""
-    sections = parse_sections(text, SECTIONS, required=["Program"], code_section="Program")
-    try:
-        ast.parse(sections["Program"])
-    except SyntaxError as exc:
-        raise ParseError(f"the program is not valid Python (line {exc.lineno}: {exc.msg})") from None
-    return sections
-
-
-def parse_score(text: str) -> float:
-    """The 0–10 score of a ``Score: N`` answer (the first number in range)."""
-    for match in re.finditer(r"\d+(?:\.\d+)?", text):
-        value = float(match.group())
-        if 0 <= value <= 10:
-            return value
-    raise ParseError("no score from 0 to 10 found; reply 'Score: N'")
-
-
 def trace_summary(trace: Trace | None) -> list[dict[str, Any]]:
     """The API calls of a trace as compact records (line, call, object, success, error, primitives)."""
     if trace is None:
         return []
     return [{"line": c.line, "call": c.method, "object": c.object, "success": c.success, "error": c.error,
              "primitives": len(c.primitives)} for c in trace.calls]
-
-
-def grounded_answer(program: str, prompt: list[dict]) -> str:
-    """``program`` as ``ground_ids`` runs it: ids ``prompt`` does not show become classes, and the
-    object variables it reads but never defines are bound to their class."""
-    return bind_object_names(ground_program(program, shown_ids(prompt)))
 
 
 def flat_example_text(examples: list[Any]) -> str:

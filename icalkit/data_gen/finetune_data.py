@@ -41,6 +41,7 @@ from icalkit.agents.executor import Executor, ExecutorLimits
 from icalkit.agents.feedback import DONE_PROGRAM, REVIEW_TEXT, action_feedback, goal_feedback
 from icalkit.agents.grounding import (
     ground_program,
+    grounded_answer,
     reground_target,
     replace_classes,
     replacements_text,
@@ -53,7 +54,7 @@ from icalkit.agents.plan_prompts import (
     reground_prompt,
     replan_program_prompt,
 )
-from icalkit.agents.planner import Planner, PlannerConfig, grounded_answer
+from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.data_gen.ical_settings import ICALSettings
 from icalkit.data_gen.mistakes import COPIES, COPY, DEFAULT_MISTAKES, MISTAKES, absent_classes, inject_mistake
 from icalkit.envs.alfworld.config import AlfworldConfig
