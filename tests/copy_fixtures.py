@@ -45,21 +45,27 @@ def coffee_memory(tmp_path_factory, embedder):
     return mem, examples, env
 
 
-def recorded_memory(task_type: str, n: int, suffix: str, path, embedder) -> tuple[ExampleMemory, dict]:
-    """A memory of one demonstration: the expert program of the train task of ``task_type`` (of the first
-    ``n``) whose id ends with ``suffix``, with its start state and the changes it made (what the end-state
-    check reads); and that start state."""
+def recorded_example(env, task_type: str, n: int, suffix: str) -> tuple[Example, dict]:
+    """The expert program of the train task of ``task_type`` (of the first ``n``) whose id ends with
+    ``suffix`` as a demonstration, with its dialogue, start state and the changes it made (what the
+    end-state check reads); and that start state."""
     from icalkit.agents.context import full_state
     from icalkit.data_gen.ical_steps import execute
 
-    env = make_env("household", render_obs=False)
     own = next(t for t in sample_tasks([task_type], n, "train", 0) if t.task_id.endswith(suffix))
     program = expert_program(env, own)
     env.reset(options={"task": own})
     start = full_state(env.sim.world)
     made = execute(env, own, program)
     assert made.success
+    return Example(task_id=own.task_id, task_type=own.task_type, instruction=own.instruction,
+                   dialogue=[f"{s}: {u}" for s, u in own.dialogue], revised_program=program,
+                   initial_state=start, observed_changes=made.changes), start
+
+
+def recorded_memory(task_type: str, n: int, suffix: str, path, embedder) -> tuple[ExampleMemory, dict]:
+    """A memory of one demonstration (:func:`recorded_example`) and its start state."""
+    example, start = recorded_example(make_env("household", render_obs=False), task_type, n, suffix)
     mem = ExampleMemory(path, embedder)
-    mem.add_many([Example(task_id=own.task_id, task_type=own.task_type, instruction=own.instruction,
-                          revised_program=program, initial_state=start, observed_changes=made.changes)])
+    mem.add_many([example])
     return mem, start

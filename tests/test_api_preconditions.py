@@ -151,6 +151,28 @@ def test_precondition_checks_put_down_open_first_and_keep_real_errors(kitchen: W
     assert trace.failure.kind == "action" and "cannot be opened or closed" in trace.failure.message
 
 
+def test_making_room_moves_what_the_program_put_there_last(kitchen: World) -> None:
+    """A counter with one place left: the program serves a mug there, then a plate. A filler makes room
+    for the plate, not the mug the program just served there (a breakfast's coffee beside its toast)."""
+    world = copy.deepcopy(kitchen)
+    counter = world.of_type("CounterTop")[0]
+    fillers = [o for o in world.objects.values() if o.type.kind == "small" and o.parent != counter.object_id
+               and o.object_type not in ("Mug", "Plate") and can_hold("CounterTop", o.object_type)]
+    for o in fillers[:counter.type.capacity - len(counter.children) - 1]:
+        world.objects[o.parent].children.remove(o.object_id)
+        o.parent = counter.object_id
+        counter.children.append(o.object_id)
+    assert len(counter.children) == counter.type.capacity - 1
+    spot = f"InteractionObject('CounterTop', object_instance={counter.object_id!r})"
+    program = (f"spot = {spot}\nmug = InteractionObject('Mug')\nmug.pickup_and_place(spot)\n"
+               "plate = InteractionObject('Plate')\nplate.pickup_and_place(spot)\n")
+    ex = executor(world, precondition_checks=True)
+    trace = ex.run(program)
+    assert trace.failure is None, trace.failure
+    after = ex.sim.world.objects[counter.object_id].children
+    assert trace.calls[0].object in after and trace.calls[1].object in after, after
+
+
 def test_precondition_checks_fetch_a_knife_and_slice_before_a_piece_is_named(kitchen: World) -> None:
     # HELPER's checks: a piece named before its object was sliced slices it first, a slice without
     # a knife in hand fetches one, an object in a closed cabinet is taken out after opening it

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from icalkit.agents.composition import ComposedDemo
 from icalkit.agents.context import full_state
 from icalkit.agents.demo_end_state import (
     Check,
@@ -70,7 +71,8 @@ class CopyProgress:
         that just ran)."""
         now, touched = full_state(self.executor.sim.world), self.touched()
         acted = acted_on(self.start, now, touched)
-        checks = unmet(demo_checks(example, mapping, self.places), now, acted, self.start)
+        asked = example.checks(self.places) if isinstance(example, ComposedDemo) else demo_checks(example, mapping, self.places)
+        checks = unmet(asked, now, acted, self.start)
         unnamed = unnamed_in_episode(self.dialogue, self.executor.runtime.known_types(), touched, self.embedder)
         if self.repair is None and not unnamed and checks:
             self.repair = self.finish(checks, now, acted, program) or None

@@ -34,6 +34,7 @@ from typing import Any
 
 from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.api.household import classes_not_found
+from icalkit.agents.composition import ComposedDemo, Composer, Part, compose, item_task, serving_place
 from icalkit.agents.context import (
     example_program,
     format_examples,
@@ -160,6 +161,7 @@ class Planner:
         self.api = api_documentation()
         self._rates: dict[str, float] | None = None
         self._mentions: Any = None
+        self._composer: Composer | None = None  # compose_parts: the memory's composite types, read once
         # ``copy`` mode: the prompt the last episode ended without asking because no model re-plan was left
         # (after an error, or a copy's silent end with review_done); the ``deployed_copies`` pairs' prompts
         self.unasked_replan: list[dict] | None = None
@@ -265,23 +267,46 @@ class Planner:
 
     def copy(self, task: Task, executor: Executor, examples: list[Any], stats: CallStats
              ) -> tuple[Answer, list[Any], list[dict]]:
-        """The first example's program as the answer, re-grounded as configured, its examples and the
-        prompt a model would have had (for ``ground_ids``)."""
-        program = example_program(examples[0]) if examples else ""
-        mapping: dict[str, str] = {}
-        if self.cfg.oracle_reground and program:
-            mapping = reground_target(examples[0], task, program) or {}
-        elif self.cfg.mention_reground and program:
-            mapping = self._mentioned(task, executor, examples[0])
-        elif self.cfg.reground and program:
-            mapping = self.replacements(task, executor, examples[0], stats)
-        program = replace_classes(program, mapping)
-        if examples:  # fitted to this room and dialogue (drop_absent, piece_counts), then recorded for end_state
-            program = fit_copy(program, examples[0], mapping, task, executor.runtime, self.cfg)
-            self.copied[examples[0].example_id] = mapping  # for silent_next_copy=end_state
-        prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []
+        """The first example's program as the answer, re-grounded as configured (a composed one as it
+        is), its examples and the prompt a model would have had (for ``ground_ids``)."""
+        first = examples[0] if examples else None
+        if isinstance(first, ComposedDemo):  # its parts were re-grounded and fitted one by one
+            program, mapping, shown = first.program, {}, first.examples
+        else:
+            program, mapping = self.copied_program(task, executor, first, stats) if first else ("", {})
+            shown = examples
+        if first is not None:
+            self.copied[first.example_id] = mapping  # for silent_next_copy=end_state
+        prompt = self._first_prompt(task, executor, shown) if self.cfg.ground_ids else []
         return (Answer({"Program": program}, program) if program.strip()
                 else Answer(None, "", "no example was retrieved to copy")), examples, prompt
+
+    def copied_program(self, task: Task, executor: Executor, example: Any, stats: CallStats
+                       ) -> tuple[str, dict[str, str]]:
+        """``example``'s program re-grounded for ``task`` as configured and fitted to this room and dialogue
+        (``drop_absent``, ``piece_counts``), and the class renaming it ran with."""
+        program = example_program(example)
+        mapping: dict[str, str] = {}
+        if self.cfg.oracle_reground and program:
+            mapping = reground_target(example, task, program) or {}
+        elif self.cfg.mention_reground and program:
+            mapping = self._mentioned(task, executor, example)
+        elif self.cfg.reground and program:
+            mapping = self.replacements(task, executor, example, stats)
+        return fit_copy(replace_classes(program, mapping), example, mapping, task, executor.runtime, self.cfg), mapping
+
+    def composed(self, task: Task, executor: Executor, top_type: str, stats: CallStats) -> list[list[Any]]:
+        """``compose_parts``: a copy of each dish the request lists, composed into one
+        (:mod:`~icalkit.agents.composition`), as an example set; none when ``top_type``, the retrieved
+        type, is no composite one or no dish is found."""
+        if self._composer is None:
+            self._composer = Composer(self.memory, self._transfer(), self.cfg.room_fit)
+        room = executor.runtime.known_types()
+        found, serving = self._composer.parts(task.dialogue or [task.instruction], top_type, room, task.task_id)
+        parts = [Part(item, ex, mapping, program) for item, ex in found
+                 for program, mapping in [self.copied_program(item_task(task, item), executor, ex, stats)]]
+        demo = compose(parts, serving_place(serving, room, self._mention_embedder()))
+        return [[demo]] if demo else []
 
     def _mention_embedder(self) -> Any:
         """The bundled MiniLM for ``mention_reground`` — the memory's own where it is that one: a learned
@@ -378,6 +403,8 @@ class Planner:
         goal0 = check_goal(task, executor.sim.world.metadata())
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame, executor.runtime.known_types())
+        if self.cfg.compose_parts and sets[0]:  # a request of several dishes: one copy of each, composed, first
+            sets = self.composed(task, executor, sets[0][0].task_type, stats) + sets
         scores: list[float] = []
         answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
         programs, errors, failed, replans, reviewed, revisions, repaired = [], [], 0, 0, False, 0, 0

@@ -131,6 +131,11 @@ class PlannerConfig:
             ``bread.pickup()``; slicing it again is already a no-op with ``precondition_checks``, which
             it needs. It needs the evaluation's object map too (``oracle_object_map``): an object not
             seen yet is not an absent one.
+        compose_parts: ``copy`` mode: when the retrieved type is a composite one (a breakfast: most of its
+            demonstrations list dishes other types' demonstrations make), the first copy is composed
+            from a demonstration of each dish the request lists, re-grounded against its own words,
+            with every product moved where the request serves them ("all on the table"); the
+            retrieved demonstrations follow it as before (:mod:`~icalkit.agents.composition`).
     """
 
     mode: str = "ical"
@@ -160,6 +165,7 @@ class PlannerConfig:
     drop_absent: bool = False
     piece_counts: bool = False
     drop_sliced: bool = False
+    compose_parts: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -194,6 +200,8 @@ class PlannerConfig:
         if self.named_next and not (self.copy_fallback and self.mention_reground):
             raise ValueError("planner.named_next orders the next copies by what their mention re-grounding handles: "
                              "it needs planner.copy_fallback=true and planner.mention_reground=true")
+        if self.compose_parts and self.mode != "copy":
+            raise ValueError("planner.compose_parts composes copies: it needs planner.mode=copy")
         for finish in ("finish_placements", "finish_states"):
             if getattr(self, finish) and self.silent_next_copy != "end_state":
                 raise ValueError(f"planner.{finish} finishes what the end-state check finds unmet: it needs "

@@ -350,15 +350,18 @@ def _not_in_room(rt: ApiRuntime, receptacle: InteractionObject) -> bool:
 
 def _make_room(rt: ApiRuntime, target: SimObject, obj: SimObject) -> None:
     """A full ``target`` gets room for the held ``obj``: its objects of another class (never one
-    like ``obj``, which the program may have put there) move to free surfaces, the last first,
+    like ``obj``, which the program may have put there) move to free surfaces, the last first and
+    those the running program put there after all others (the mug just served beside the plate),
     until one place is free (slicing a loaf on a table can leave it over capacity), and ``obj`` is
     taken up again. In an appliance one uses (a toaster, a coffee machine) one like ``obj`` that
     this program did not put there makes way too: the toasted slice an earlier attempt left in the
     toaster, the mug the coffee machine held. Too few to move: the place fails with the simulator's
     own message."""
-    mine = _placed_by_program(rt) if target.object_type in USED_NOT_STORED else None
-    others = [rt.world.objects[c] for c in target.children
-              if rt.world.objects[c].object_type != obj.object_type or (mine is not None and c not in mine)]
+    placed = _placed_by_program(rt)
+    mine = placed if target.object_type in USED_NOT_STORED else None
+    others = sorted((rt.world.objects[c] for c in target.children
+                     if rt.world.objects[c].object_type != obj.object_type or (mine is not None and c not in mine)),
+                    key=lambda o: o.object_id not in placed)  # what this program put there moves last
     excess = len(target.children) - target.type.capacity + 1
     if excess <= 0 or len(others) < excess:
         return

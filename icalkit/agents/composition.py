@@ -1,0 +1,331 @@
+"""A request for several dishes, composed from the demonstrations of each (``planner.compose_parts``).
+
+A breakfast asks for a different set of dishes each time: "a mug of coffee and a plate of toast, all
+on the table", then "a mug of coffee and two cooked potato slices on a plate". A stored breakfast
+demonstration made other dishes, so its copy makes the wrong ones. What the memory does hold is a
+demonstration of each dish on its own (a coffee, a plate of toast, cooked slices on a plate). So:
+
+1. **Is the retrieved type a composite one?** (:meth:`Composer.composite_types`, read from the memory
+   alone.) A type is composite when most of its stored demonstrations' requests list two or more
+   items (:func:`request_items`) that demonstrations of two or more other types each answer at
+   :data:`PART_SIM` or better ("a plate of toast": a Plate Of Toast demonstration's "make a plate of
+   toast"), and made two or more things (a mug of coffee and a plate of toast). A salad's items ("a
+   slice of tomato") are answered as well by the slicing demonstrations, but it makes one plate.
+2. **Its parts.** Each item of the new request is looked up alone among the demonstrations of the
+   types that are not composite; an item none answers at :data:`ITEM_SIM` is no part (a hint that
+   begins "a knife ..."). The part is the room's best fit among the hits
+   (:func:`~icalkit.agents.context.room_fit_order`), copied as any copy is, re-grounded against its
+   item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration becomes the
+   Apple).
+3. **One program** (:func:`compose`): the parts' programs one after the other, each part's variable
+   names suffixed so that no part reads another's, then every part's product (:func:`products`: the
+   mug it filled, the plate it served on) moved onto the place the request serves on ("all on the
+   kitchen table"), when it names one.
+
+Whether the composed copy finished the task is judged as any copy is
+(:class:`~icalkit.agents.copy_progress.CopyProgress`), against :meth:`ComposedDemo.checks`: the parts'
+end-state checks, without where their products ended, and each product on the serving place. If it
+did not finish, the retrieved demonstrations are copied after it as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import re
+import tokenize
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from icalkit.agents.absent_objects import bound_names, declared_class
+from icalkit.agents.context import example_program, program_classes, room_fit_order
+from icalkit.agents.demo_end_state import (
+    GOAL_ATTRIBUTES,
+    Check,
+    acted_on,
+    class_of,
+    demo_checks,
+    end_state,
+    program_placements,
+    renamed,
+)
+from icalkit.agents.mention_grounding import mention_scores, requests
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
+from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
+from icalkit.envs.household.tasks.task import Task
+from icalkit.memory.keys import dialogue_turns
+
+PART_SIM = 0.7  # a composite type's demonstrations: every item answered this well by another type's
+ITEM_SIM = 0.6  # a request's item no demonstration answers this well is no part
+SERVE_SIM = 0.7  # the serving place's words ("kitchen table" for the DiningTable), as CopyProgress.PLACE_SCORE
+SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+LEAD = re.compile(r"^.*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*", re.IGNORECASE)
+# an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
+# mug of coffee", "make me a sandwich"); not "slice the vegetables with a knife"
+ITEM = re.compile(r"^(?:(?:first|then|next|now|also|finally|after\s+that|and)\s+)*"
+                  r"(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
+                  r"(?=(?:a|an|one|two|three|four|five|some)\b)", re.IGNORECASE)
+SERVE = re.compile(r"\b(?:all|everything)\b", re.IGNORECASE)
+SEPARATOR = re.compile(r",|\band\b|\s-\s")
+
+
+def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """The items the Commander's requests list (each once), and the clauses that say where all of them go.
+
+    Each request (:func:`~icalkit.agents.mention_grounding.requests`: hints of where things are cut
+    off) is read sentence by sentence, after its lead ("Make breakfast:", "I want"), as chunks between
+    commas, "and" and dashes: a chunk that begins with an article or a number, after at most a step's
+    words (:data:`ITEM`: "then a plate of toast"), begins an item ("a mug of coffee"); any other joins
+    the item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's lead when no item
+    began yet ("Breakfast time!"); a chunk with "all" or "everything" says where everything goes ("all
+    on the kitchen table"). Accepts task and stored-example dialogues."""
+    said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
+    items: list[str] = []
+    serving: list[str] = []
+    for text in requests(said):
+        for sentence in SENTENCE.split(text.strip()):
+            current: list[str] = []
+            for chunk in (c.strip(" .!?;") for c in SEPARATOR.split(LEAD.sub("", sentence, count=1))):
+                if not chunk:
+                    continue
+                if SERVE.search(chunk):
+                    serving.append(chunk)
+                elif step := ITEM.match(chunk):
+                    current.append(chunk[step.end():])
+                elif current:
+                    current[-1] += " and " + chunk
+            items += current
+    return list(dict.fromkeys(i.lower() for i in items)), serving
+
+
+def product_ids(example: Any) -> list[str]:
+    """What a demonstration made, as object ids of its room: the objects of classes its program names
+    that can be picked up, not pieces or knives, that it acted on and that ended holding something its
+    program put there (the plate of toast) or with a goal attribute it changed (the mug filled with
+    coffee), not inside another such object."""
+    start = example.initial_state
+    end = end_state(start, example.observed_changes)
+    placements = program_placements(example_program(example))
+    holders = {p for x, a in end.items() if (p := a.get("parent")) in end and (class_of(x), class_of(p)) in placements}
+    made = {c["object"] for c in example.observed_changes if c["attribute"] in GOAL_ATTRIBUTES}
+    named = program_classes(example_program(example))  # not a mug the faucet filled beside the plate
+
+    def product(oid: str) -> bool:
+        kind = OBJECT_TYPES.get(class_of(oid))
+        parent = OBJECT_TYPES.get(class_of(end[oid].get("parent") or "_"))
+        return (kind is not None and kind.pickupable and kind.kind != "sliced" and class_of(oid) not in KNIVES
+                and class_of(oid) in named and (oid in holders or oid in made)
+                and not (parent is not None and parent.pickupable))
+
+    return sorted(o for o in acted_on(start, end) if o in end and product(o))
+
+
+def products(example: Any, mapping: Mapping[str, str]) -> list[str]:
+    """The classes of what a part's demonstration made (:func:`product_ids`), renamed by ``mapping``."""
+    return sorted({renamed(class_of(o), mapping) for o in product_ids(example)})
+
+
+@dataclass
+class Part:
+    """One item of the request and the demonstration copied for it.
+
+    Attributes:
+        item: the request's words for it ("a plate of toast").
+        example: the demonstration.
+        mapping: its class renaming for the item.
+        program: its copy, renamed and fitted to the room.
+        products: what it makes (:func:`products`), once composed.
+    """
+
+    item: str
+    example: Any
+    mapping: dict[str, str]
+    program: str
+    products: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ComposedDemo:
+    """The parts of a request as one copy (:func:`compose`); it stands where a retrieved example does."""
+
+    parts: list[Part]
+    serving: str
+    served: list[str]
+    program: str
+    task_type: str = "composed"
+    example_id: str = field(default="")
+
+    @property
+    def examples(self) -> list[Any]:
+        """The parts' demonstrations (the prompt a model would have had shows them)."""
+        return [p.example for p in self.parts]
+
+    def checks(self, places: Collection[str] = ()) -> list[Check]:
+        """The parts' end-state checks, without where their products ended and without what one part's
+        demonstration did to another part's product (the toast demonstration's mug, filled with water
+        at the sink, is not the coffee), and each product on the serving place (every one the episode
+        acted on)."""
+        made = [c for p in self.parts for c in p.products]
+        out = [c for p in self.parts for c in demo_checks(p.example, p.mapping, places)
+               if not (self.serving and c.on and c.cls in self.served)
+               and (c.cls in p.products or c.cls not in made)]
+        out += [Check(cls, (), self.serving) for cls in self.served if self.serving]
+        return list(dict.fromkeys(out))
+
+
+def _suffixed(program: str, suffix: str) -> str:
+    """``program`` with every name it binds given ``suffix`` where bound and where read; the rest of its
+    text as it was (the grounding reads ``object_instance="..."`` as written)."""
+    names = {n for stmt in ast.walk(ast.parse(program)) if isinstance(stmt, ast.stmt) for n in bound_names(stmt)}
+    lines = program.splitlines(keepends=True)
+    found = [t.start for t in tokenize.generate_tokens(io.StringIO(program).readline)
+             if t.type == tokenize.NAME and t.string in names]
+    for row, col in reversed(found):  # right to left: earlier columns stay where they are
+        line = lines[row - 1]
+        end = col + len(re.match(r"\w+", line[col:]).group())
+        lines[row - 1] = line[:end] + suffix + line[end:]
+    return "".join(lines)
+
+
+def _product_name(program: str, cls: str) -> str | None:
+    """The variable of ``program`` that holds its product of class ``cls``: the one things are placed
+    on most, else the last declared."""
+    tree = ast.parse(program)
+    declared = [n for stmt in tree.body if declared_class(stmt) == cls for n in sorted(bound_names(stmt))]
+    if not declared:
+        return None
+    targets = [a.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in ("place", "pickup_and_place") for a in node.args[:1] if isinstance(a, ast.Name)]
+    return max(reversed(declared), key=targets.count)
+
+
+def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
+    """The parts' copies as one program, their products moved onto ``serving`` (a class; "" for none);
+    None without parts or when a copy cannot be read."""
+    lines: list[str] = []
+    served: list[str] = []
+    moves: list[str] = []
+    try:
+        for i, part in enumerate(parts):
+            program = _suffixed(part.program, f"_part{i}")
+            lines.append(program)
+            part.products = products(part.example, part.mapping)
+            for cls in part.products:
+                name = _product_name(program, cls) if serving else None
+                if name:
+                    moves.append(f"{name}.pickup_and_place(serving_place)")
+                    served.append(cls)
+    except (SyntaxError, tokenize.TokenError):
+        return None
+    if not lines:
+        return None
+    if moves:
+        lines += [f'serving_place = InteractionObject("{serving}")', *moves]
+    program = "\n".join(lines) + "\n"
+    digest = hashlib.sha256(program.encode()).hexdigest()[:16]
+    return ComposedDemo(list(parts), serving if moves else "", list(dict.fromkeys(served)), program,
+                        example_id=f"composed-{digest}")
+
+
+def item_task(task: Task, item: str) -> Task:
+    """``task`` as a request of ``item`` alone: what a part's copy is re-grounded and fitted against."""
+    return replace(task, instruction=item, dialogue=[("Commander", item)])
+
+
+def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any) -> str:
+    """The receptacle class the serving ``clauses`` name best ("all on the kitchen table": the
+    DiningTable), of the places in the ``room`` things are put on; "" when none scores
+    :data:`SERVE_SIM`."""
+    places = sorted(c for c in room if (t := OBJECT_TYPES.get(c)) is not None and t.receptacle and not t.pickupable
+                    and c not in ALLOWED and c not in APPLIANCES)
+    if not clauses or not places:
+        return ""
+    scores = mention_scores(embedder, list(clauses), places)
+    best = max(places, key=lambda c: (scores[c][1], c))
+    return best if scores[best][1] >= SERVE_SIM else ""
+
+
+class Composer:
+    """The memory's composite task types (read once) and the parts of a request.
+
+    An item is matched against each stored demonstration's requests one by one (the Commander's turns,
+    hints cut off), under the memory's text embedder: "a mug of coffee" against "make me a mug of
+    coffee", not against the greetings and hints a whole dialogue also holds.
+
+    Args:
+        memory: the agent's example memory (:class:`~icalkit.memory.example_memory.ExampleMemory`).
+        transfer: example id -> transfer rate, for choosing among a part's hits (or None).
+        room_fit: how many hits per item are ordered by their fit to the room.
+    """
+
+    def __init__(self, memory: Any, transfer: Mapping[str, float] | None = None, room_fit: int = 15) -> None:
+        self.memory, self.transfer, self.room_fit = memory, transfer, max(room_fit, 1)
+        self.examples: list[Any] = []
+        self._owner = np.zeros(0, int)
+        self._vectors = np.zeros((0, 0), np.float32)
+        self._composite: set[str] | None = None
+
+    def _read(self) -> None:
+        """Embed every stored demonstration's requests, once."""
+        self.examples = list(self.memory)
+        texts, owner = [], []
+        for i, ex in enumerate(self.examples):
+            said = [t for s, t in dialogue_turns(ex.dialogue or [ex.instruction]) if s == "Commander"]
+            for text in requests(said):
+                if text.strip():
+                    texts.append(text)
+                    owner.append(i)
+        self._owner = np.asarray(owner, int)
+        self._vectors = self.memory.text_embedder.embed_text(texts) if texts else np.zeros((0, 0), np.float32)
+
+    def _best(self, item: str, types: Collection[str], exclude: Collection[str] = ()) -> tuple[float, list[Any]]:
+        """The similarity of ``item`` to its best demonstration among ``types`` (not of a task in
+        ``exclude``), and up to ``room_fit`` of them, best first."""
+        best: dict[int, float] = {}
+        if len(self._owner):
+            sims = self._vectors @ self.memory.text_embedder.embed_text([item])[0]
+            for i, sim in zip(self._owner.tolist(), sims.tolist(), strict=True):
+                ex = self.examples[i]
+                if ex.task_type in types and ex.task_id not in exclude:
+                    best[i] = max(best.get(i, -1.0), round(sim, 4))
+        ranked = sorted(best, key=lambda i: (-best[i], i))[:self.room_fit]
+        return (best[ranked[0]] if ranked else 0.0), [self.examples[i] for i in ranked]
+
+    def composite_types(self) -> set[str]:
+        """The task types most of whose demonstrations list two or more items, each answered at
+        :data:`PART_SIM` by another type's demonstration, of two or more types in all, and made two or
+        more things (:func:`product_ids`: a mug of coffee and a plate of toast; a salad's slices of lettuce
+        and tomato make one plate)."""
+        if self._composite is None:
+            self._read()
+            types = {e.task_type for e in self.examples}
+            votes: dict[str, list[bool]] = {}
+            for ex in self.examples:
+                items = request_items(ex.dialogue or [ex.instruction])[0]
+                found = [self._best(item, types - {ex.task_type}) for item in items]
+                ok = (len(items) >= 2 and all(sim >= PART_SIM for sim, _ in found)
+                      and len({hits[0].task_type for _, hits in found}) >= 2 and len(product_ids(ex)) >= 2)
+                votes.setdefault(ex.task_type, []).append(ok)
+            self._composite = {t for t, v in votes.items() if 2 * sum(v) > len(v)}
+        return self._composite
+
+    def parts(self, dialogue: Sequence[Any], top_type: str, room: set[str], task_id: str
+              ) -> tuple[list[tuple[str, Any]], list[str]]:
+        """``(item, demonstration)`` for each item of the request that one answers at :data:`ITEM_SIM`
+        (of the types that are not composite; the room's best fit among its hits), and the serving
+        clauses; no parts when ``top_type``, the retrieved type, is not composite."""
+        composite = self.composite_types()
+        if top_type not in composite:
+            return [], []
+        items, serving = request_items(dialogue)
+        simple = {e.task_type for e in self.examples} - composite
+        out = []
+        for item in items:
+            sim, hits = self._best(item, simple, {task_id})
+            if sim >= ITEM_SIM and hits:
+                out.append((item, room_fit_order(hits, room, self.transfer)[0]))
+        return out, serving

@@ -1,0 +1,129 @@
+"""planner.compose_parts (icalkit/agents/composition.py): a breakfast composed from a coffee and a plate of
+toast demonstration, on real recorded demonstrations, the simulator and the bundled MiniLM."""
+
+from __future__ import annotations
+
+import copy_fixtures
+import pytest
+from copy_fixtures import embedder  # noqa: F401  (fixture)
+
+from icalkit.agents.composition import (
+    Composer,
+    Part,
+    compose,
+    products,
+    request_items,
+    serving_place,
+)
+from icalkit.agents.demo_end_state import Check
+from icalkit.envs.factory import make_env
+from icalkit.envs.household.tasks.sampler import sample_tasks
+from icalkit.memory.example import Example
+from icalkit.memory.example_memory import ExampleMemory
+
+# train breakfasts: a coffee and a sandwich, cooked potato slices or a salad (never toast)
+BREAKFASTS = ("0-00000", "0-00003", "0-00004", "0-00006")
+
+
+def test_request_items_reads_the_dishes_a_request_lists() -> None:
+    asked = "Breakfast time! a mug of coffee and a sandwich with lettuce and tomato, all on the kitchen table."
+    items, serving = request_items([("Driver", "hi"), ("Commander", asked)])
+    assert items == ["a mug of coffee", "a sandwich with lettuce and tomato"]
+    assert serving == ["all on the kitchen table"]
+    items, serving = request_items(["Commander: Prepare breakfast. I want a mug of coffee, a plate of toast and an "
+                                    "apple slice on a plate. serve everything on the counter."])
+    assert items == ["a mug of coffee", "a plate of toast", "an apple slice on a plate"]
+    assert serving == ["serve everything on the counter"]
+    # step by step, each dish once; a hint of where a thing is, or a tool to use, is no dish
+    items, _ = request_items([("Commander", "First, let's make breakfast, start with a mug of coffee!"),
+                              ("Commander", "The bread is in the cabinet"), ("Commander", "Then a plate of toast"),
+                              ("Commander", "slice the bread with a knife"), ("Commander", "then a mug of coffee")])
+    assert items == ["a mug of coffee", "a plate of toast"]
+    assert request_items([("Commander", "Make a salad with a slice of lettuce, a slice of tomato")])[0] == [
+        "a salad with a slice of lettuce", "a slice of tomato"]
+    assert request_items([("Commander", "Water the plant.")]) == ([], [])
+
+
+def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
+    def demo(task_type: str, program: str, cls: str, changes: list[dict]) -> Example:
+        return Example(task_id=f"train/x/{cls}", task_type=task_type, instruction="x", revised_program=program,
+                       initial_state={f"{cls}_1": {"parent": "CounterTop_1", "dirty": True}, "CounterTop_1": {}},
+                       observed_changes=changes)
+
+    mug = demo("Coffee", 'mug = InteractionObject("Mug", object_instance="Mug_1")\nmug.pickup()\n', "Mug",
+               [{"object": "Mug_1", "attribute": "dirty", "before": True, "after": False}])
+    plate = demo("Plate Of Toast", 'plate = InteractionObject("Plate")\nmug = InteractionObject("Mug")\n'
+                 'mug.pickup()\nplate.pickup()\n', "Plate",
+                 [{"object": "Plate_1", "attribute": "dirty", "before": True, "after": False}])
+    assert products(mug, {}) == ["Mug"] and products(plate, {"Plate": "Bowl"}) == ["Bowl"]
+    parts = [Part("a mug of coffee", mug, {}, mug.revised_program),
+             Part("a bowl of toast", plate, {"Plate": "Bowl"}, plate.revised_program.replace('"Plate"', '"Bowl"'))]
+    composed = compose(parts, "DiningTable")
+    lines = composed.program.splitlines()
+    assert lines[0] == 'mug_part0 = InteractionObject("Mug", object_instance="Mug_1")'  # ids as written
+    assert 'mug_part1 = InteractionObject("Mug")' in lines and "mug_part1.pickup()" in lines
+    assert lines[-3:] == ['serving_place = InteractionObject("DiningTable")',
+                          "mug_part0.pickup_and_place(serving_place)", "plate_part1.pickup_and_place(serving_place)"]
+    assert composed.served == ["Mug", "Bowl"] and composed.example_id.startswith("composed-")
+    checks = composed.checks()
+    assert Check("Mug", (), "DiningTable") in checks and Check("Bowl", (), "DiningTable") in checks
+    # the toast part's own mug is the coffee part's product: its state there is not asked
+    assert [c.attrs for c in checks if c.cls == "Mug" and not c.on] == [(("dirty", False),)]
+    assert compose([], "DiningTable") is None and compose([Part("x", mug, {}, "mug.(")], "") is None
+    unserved = compose(parts[:1], "")
+    assert unserved.served == [] and "serving_place" not in unserved.program
+
+
+@pytest.fixture(scope="module")
+def breakfast_memory(tmp_path_factory, embedder):  # noqa: F811
+    """Recorded demonstrations: two Coffee, two Plate Of Toast, a Sandwich, an N Cooked Slices Of X In Y,
+    a Salad, an N Slices Of X In Y and four breakfasts of other dishes than toast (:data:`BREAKFASTS`)."""
+    env = make_env("household", render_obs=False)
+    specs = [("Coffee", 4, "0-00000"), ("Coffee", 4, "0-00002"), ("Plate Of Toast", 4, "0-00002"),
+             ("Plate Of Toast", 4, "0-00003"), ("Sandwich", 3, "0-00002"), ("N Cooked Slices Of X In Y", 6, "0-00002"),
+             ("Salad", 2, "0-00001"), ("N Slices Of X In Y", 2, "0-00001")] + [("Breakfast", 7, s) for s in BREAKFASTS]
+    demos = [copy_fixtures.recorded_example(env, *spec)[0] for spec in specs]
+    mem = ExampleMemory(tmp_path_factory.mktemp("mem") / "breakfast.db", embedder)
+    mem.add_many(demos)
+    return mem
+
+
+def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
+    composer = Composer(breakfast_memory)
+    assert composer.composite_types() == {"Breakfast"}
+    task = next(t for t in sample_tasks(["Breakfast"], 9, "valid_unseen", 0) if t.task_id.endswith("0-00008"))
+    room = {"Mug", "Plate", "Bread", "Toaster", "CoffeeMachine", "DiningTable", "CounterTop"}
+    parts, serving = composer.parts(task.dialogue, "Breakfast", room, task.task_id)
+    assert [(item, ex.task_type) for item, ex in parts] == [("a mug of coffee", "Coffee"),
+                                                            ("a plate of toast", "Plate Of Toast"),
+                                                            ("an apple slice on a plate", "N Slices Of X In Y")]
+    assert serving_place(serving, room, breakfast_memory.text_embedder) == "CounterTop"
+    assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])
+
+
+def test_a_breakfast_is_composed_from_its_dishes_demonstrations(breakfast_memory) -> None:
+    """The stored breakfasts made other dishes than the toast asked for; the composed copy makes the coffee
+    and the toast and serves both on the dining table, and the task is done. Without compose_parts the
+    breakfasts are copied and the task is not done."""
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.executor import ExecutorLimits
+    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.simulator import Simulator
+
+    task = next(t for t in sample_tasks(["Breakfast"], 9, "valid_unseen", 0) if t.task_id.endswith("0-00008"))
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))
+
+    def run(**cfg):
+        planner = Planner(None, breakfast_memory, PlannerConfig(
+            mode="copy", k=1, ground_ids=True, precondition_checks=True, mention_reground=True, copy_fallback=True,
+            room_fit=15, silent_next_copy="end_state", finish_placements=True, **cfg), limits)
+        return planner.run_episode(task, Simulator(build_world(task)))
+
+    composed = run(compose_parts=True)
+    assert composed.success and composed.attempts == 1
+    assert composed.retrieved[0].startswith("composed-") and "plate_part1.pickup_and_place(serving_place)" in \
+        composed.programs[0]
+    assert not run().success
+    with pytest.raises(ValueError, match="compose_parts .*planner.mode=copy"):
+        PlannerConfig(mode="ical", compose_parts=True).validate()
