@@ -3,6 +3,8 @@ toast demonstration, on real recorded demonstrations, the simulator and the bund
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import copy_fixtures
 import pytest
 from copy_fixtures import embedder  # noqa: F401  (fixture)
@@ -125,5 +127,17 @@ def test_a_breakfast_is_composed_from_its_dishes_demonstrations(breakfast_memory
     assert composed.retrieved[0].startswith("composed-") and "plate_part1.pickup_and_place(serving_place)" in \
         composed.programs[0]
     assert not run().success
+    # the copies spent after the composed one (no further copy; the room has no sofa, the egg is never
+    # touched): the re-plan a model would be asked shows the parts' demonstrations
+    planner = Planner(None, breakfast_memory, PlannerConfig(
+        mode="copy", k=1, ground_ids=True, precondition_checks=True, mention_reground=True, copy_fallback=True,
+        room_fit=15, max_replans=0, silent_next_copy="end_state", compose_parts=True), limits)
+    more = replace(task, dialogue=[("Commander", "Let's make breakfast - a mug of coffee, a plate of toast and an "
+                                                 "apple slice on a plate - all on the sofa"), ("Commander", "and an egg")])
+    left = planner.run_episode(more, Simulator(build_world(more)))
+    assert not left.success and left.attempts == 1 and "the Egg the dialogue names" in left.errors[0]
+    shown = planner.unasked_replan[-1]["content"]
+    dishes = [ex for ex in breakfast_memory if ex.task_type in ("Coffee", "Plate Of Toast", "N Slices Of X In Y")]
+    assert sum(ex.instruction in shown for ex in dishes) == 3 and "Breakfast" not in shown
     with pytest.raises(ValueError, match="compose_parts .*planner.mode=copy"):
         PlannerConfig(mode="ical", compose_parts=True).validate()

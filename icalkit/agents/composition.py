@@ -177,6 +177,11 @@ class ComposedDemo:
         return list(dict.fromkeys(out))
 
 
+def demonstrations(examples: Sequence[Any]) -> list[Any]:
+    """``examples`` with a composed copy's parts' demonstrations in its place (what a prompt shows)."""
+    return [d for ex in examples for d in (ex.examples if isinstance(ex, ComposedDemo) else [ex])]
+
+
 def _suffixed(program: str, suffix: str) -> str:
     """``program`` with every name it binds given ``suffix`` where bound and where read; the rest of its
     text as it was (the grounding reads ``object_instance="..."`` as written)."""

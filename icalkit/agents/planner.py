@@ -32,9 +32,9 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from icalkit.agents import composition
 from icalkit.agents.api.docs import api_documentation
 from icalkit.agents.api.household import classes_not_found
-from icalkit.agents.composition import ComposedDemo, Composer, Part, compose, item_task, serving_place
 from icalkit.agents.context import (
     example_program,
     format_examples,
@@ -161,7 +161,7 @@ class Planner:
         self.api = api_documentation()
         self._rates: dict[str, float] | None = None
         self._mentions: Any = None
-        self._composer: Composer | None = None  # compose_parts: the memory's composite types, read once
+        self._composer: composition.Composer | None = None  # compose_parts: composite types, read once
         # ``copy`` mode: the prompt the last episode ended without asking because no model re-plan was left
         # (after an error, or a copy's silent end with review_done); the ``deployed_copies`` pairs' prompts
         self.unasked_replan: list[dict] | None = None
@@ -228,6 +228,7 @@ class Planner:
         return "\n".join(answer.value) if self.cfg.mode == "flat" else answer.value["Program"]
 
     def _first_prompt(self, task: Task, executor: Executor, examples: list[Any]) -> list[dict]:
+        examples = composition.demonstrations(examples)  # a composed copy shows its parts
         if self.cfg.mode != "flat":  # one source with the fine-tuning pairs (plan_prompts)
             return program_prompt(task, executor.sim.world, examples, self.cfg.use_dialogue,
                                   self.cfg.max_state_objects)
@@ -236,6 +237,7 @@ class Planner:
 
     def _replan_prompt(self, task: Task, executor: Executor, examples: list[Any], program: str,
                        completed: str, error: str) -> list[dict]:
+        examples = composition.demonstrations(examples)
         if self.cfg.mode != "flat":
             return replan_program_prompt(task, executor.sim.world, examples, program, completed, error,
                                          self.cfg.use_dialogue, self.cfg.max_state_objects)
@@ -270,14 +272,13 @@ class Planner:
         """The first example's program as the answer, re-grounded as configured (a composed one as it
         is), its examples and the prompt a model would have had (for ``ground_ids``)."""
         first = examples[0] if examples else None
-        if isinstance(first, ComposedDemo):  # its parts were re-grounded and fitted one by one
-            program, mapping, shown = first.program, {}, first.examples
+        if isinstance(first, composition.ComposedDemo):  # its parts were re-grounded and fitted one by one
+            program, mapping = first.program, {}
         else:
             program, mapping = self.copied_program(task, executor, first, stats) if first else ("", {})
-            shown = examples
         if first is not None:
             self.copied[first.example_id] = mapping  # for silent_next_copy=end_state
-        prompt = self._first_prompt(task, executor, shown) if self.cfg.ground_ids else []
+        prompt = self._first_prompt(task, executor, examples) if self.cfg.ground_ids else []
         return (Answer({"Program": program}, program) if program.strip()
                 else Answer(None, "", "no example was retrieved to copy")), examples, prompt
 
@@ -300,12 +301,14 @@ class Planner:
         (:mod:`~icalkit.agents.composition`), as an example set; none when ``top_type``, the retrieved
         type, is no composite one or no dish is found."""
         if self._composer is None:
-            self._composer = Composer(self.memory, self._transfer(), self.cfg.room_fit)
+            self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit)
         room = executor.runtime.known_types()
         found, serving = self._composer.parts(task.dialogue or [task.instruction], top_type, room, task.task_id)
-        parts = [Part(item, ex, mapping, program) for item, ex in found
-                 for program, mapping in [self.copied_program(item_task(task, item), executor, ex, stats)]]
-        demo = compose(parts, serving_place(serving, room, self._mention_embedder()))
+        parts = []
+        for item, example in found:  # each copied as a request of its item alone
+            program, mapping = self.copied_program(composition.item_task(task, item), executor, example, stats)
+            parts.append(composition.Part(item, example, mapping, program))
+        demo = composition.compose(parts, composition.serving_place(serving, room, self._mention_embedder()))
         return [[demo]] if demo else []
 
     def _mention_embedder(self) -> Any:
