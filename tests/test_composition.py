@@ -44,6 +44,14 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
     assert request_items([("Commander", "Make a salad with a slice of lettuce, a slice of tomato")])[0] == [
         "a salad with a slice of lettuce", "a slice of tomato"]
     assert request_items([("Commander", "Water the plant.")]) == ([], [])
+    # human phrasings: a polite lead, digits, a colon before the serving clause, "all" inside a dish
+    assert request_items([("Commander", "Please make a mug of coffee and 2 slices of toast: all on the table")]) == (
+        ["a mug of coffee", "2 slices of toast"], ["all on the table"])
+    assert request_items([("Commander", "I'd like a salad with all the vegetables")]) == (
+        ["a salad with all the vegetables"], [])
+    # a clause of where a thing is names no dish, even when it begins with an article
+    assert request_items([("Commander", "a mug of coffee please, a knife is in the sink"),
+                          ("Commander", "and you'll find a plate in the cabinet")]) == (["a mug of coffee please"], [])
 
 
 def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
@@ -72,6 +80,15 @@ def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
     # the toast part's own mug is the coffee part's product: its state there is not asked
     assert [c.attrs for c in checks if c.cls == "Mug" and not c.on] == [(("dirty", False),)]
     assert compose([], "DiningTable") is None and compose([Part("x", mug, {}, "mug.(")], "") is None
+    assert compose([Part("x", mug, {}, "\n"), Part("y", plate, {}, "")], "DiningTable") is None
+    # only the variables are suffixed (not a method or a keyword of the same name; loop targets too), a
+    # name read before it is bound is bound first, and odd characters in comments break nothing
+    odd = ('place = InteractionObject("CounterTop", object_instance="CounterTop_1")  # \x0c\u2028\n'
+           'for mug in [plate]:\n    mug.place(place)\n')
+    lines = compose([Part("x", mug, {}, odd)], "").program.rstrip("\n").splitlines()
+    assert lines[0] == 'plate_part0 = InteractionObject("Plate")'
+    assert lines[1].startswith('place_part0 = InteractionObject("CounterTop", object_instance="CounterTop_1")')
+    assert lines[-2:] == ["for mug_part0 in [plate_part0]:", "    mug_part0.place(place_part0)"]
     unserved = compose(parts[:1], "")
     assert unserved.served == [] and "serving_place" not in unserved.program
 
@@ -101,6 +118,11 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
                                                             ("an apple slice on a plate", "N Slices Of X In Y")]
     assert serving_place(serving, room, breakfast_memory.text_embedder) == "CounterTop"
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])
+    # a memory seen through its first examples (the learning curve's) is read as what it shows
+    from icalkit.eval.episodes import TruncatedMemory
+
+    few = Composer(TruncatedMemory(breakfast_memory, 4))
+    assert few.composite_types() == set() and len(few.examples) == 4
 
 
 def test_a_breakfast_is_composed_from_its_dishes_demonstrations(breakfast_memory) -> None:

@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
 import re
-import tokenize
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -50,10 +48,12 @@ from icalkit.agents.demo_end_state import (
     class_of,
     demo_checks,
     end_state,
+    holders,
     program_placements,
     renamed,
 )
-from icalkit.agents.mention_grounding import mention_scores, requests
+from icalkit.agents.grounding import bind_object_names
+from icalkit.agents.mention_grounding import ASKS, CLAUSE, HINT, mention_scores
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
 from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 from icalkit.envs.household.tasks.task import Task
@@ -63,39 +63,48 @@ PART_SIM = 0.7  # a composite type's demonstrations: every item answered this we
 ITEM_SIM = 0.6  # a request's item no demonstration answers this well is no part
 SERVE_SIM = 0.7  # the serving place's words ("kitchen table" for the DiningTable), as CopyProgress.PLACE_SCORE
 SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-LEAD = re.compile(r"^.*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*", re.IGNORECASE)
+COUNT = r"(?:a|an|one|two|three|four|five|some|\d+)\b"
+# a sentence's lead before the dishes it lists: "Make breakfast:", "Let's make breakfast -", "I want"
+LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*",
+                  re.IGNORECASE)
 # an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
-# mug of coffee", "make me a sandwich"); not "slice the vegetables with a knife"
-ITEM = re.compile(r"^(?:(?:first|then|next|now|also|finally|after\s+that|and)\s+)*"
+# mug of coffee", "please make me a sandwich"); not "slice the vegetables with a knife"
+ITEM = re.compile(r"^(?:(?:please|first|then|next|now|also|finally|after\s+that|and)\s+)*"
                   r"(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
-                  r"(?=(?:a|an|one|two|three|four|five|some)\b)", re.IGNORECASE)
+                  r"(?=" + COUNT + ")", re.IGNORECASE)
 SERVE = re.compile(r"\b(?:all|everything)\b", re.IGNORECASE)
-SEPARATOR = re.compile(r",|\band\b|\s-\s")
+SEPARATOR = re.compile(r"[,:]|\band\b|\s-\s")
+
+
+def asked(texts: Sequence[str]) -> list[str]:
+    """Each text without its clauses that say where a thing is (:data:`~icalkit.agents.mention_grounding.HINT`:
+    "a knife is in the sink", "you'll find a mug in the cabinet"; a clause that asks for a state stays)."""
+    return ["".join(c for c in CLAUSE.findall(text) if ASKS.search(c) or not HINT.search(c)) for text in texts]
 
 
 def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     """The items the Commander's requests list (each once), and the clauses that say where all of them go.
 
-    Each request (:func:`~icalkit.agents.mention_grounding.requests`: hints of where things are cut
-    off) is read sentence by sentence, after its lead ("Make breakfast:", "I want"), as chunks between
-    commas, "and" and dashes: a chunk that begins with an article or a number, after at most a step's
-    words (:data:`ITEM`: "then a plate of toast"), begins an item ("a mug of coffee"); any other joins
-    the item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's lead when no item
-    began yet ("Breakfast time!"); a chunk with "all" or "everything" says where everything goes ("all
-    on the kitchen table"). Accepts task and stored-example dialogues."""
+    Each Commander turn, without its clauses of where things are (:func:`asked`), is read sentence by
+    sentence, after its lead ("Make breakfast:", "I want"), as chunks between commas, colons, "and" and
+    dashes: a chunk that begins with an article or a number, after at most a step's words (:data:`ITEM`:
+    "then a plate of toast"), begins an item ("a mug of coffee"); a chunk with "all" or "everything"
+    that begins none says where everything goes ("all on the kitchen table"); any other joins the
+    item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's lead when no item began
+    yet ("Breakfast time!"). Accepts task and stored-example dialogues."""
     said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
     items: list[str] = []
     serving: list[str] = []
-    for text in requests(said):
+    for text in asked(said):
         for sentence in SENTENCE.split(text.strip()):
             current: list[str] = []
             for chunk in (c.strip(" .!?;") for c in SEPARATOR.split(LEAD.sub("", sentence, count=1))):
                 if not chunk:
                     continue
-                if SERVE.search(chunk):
-                    serving.append(chunk)
-                elif step := ITEM.match(chunk):
+                if step := ITEM.match(chunk):
                     current.append(chunk[step.end():])
+                elif SERVE.search(chunk):
+                    serving.append(chunk)
                 elif current:
                     current[-1] += " and " + chunk
             items += current
@@ -110,7 +119,7 @@ def product_ids(example: Any) -> list[str]:
     start = example.initial_state
     end = end_state(start, example.observed_changes)
     placements = program_placements(example_program(example))
-    holders = {p for x, a in end.items() if (p := a.get("parent")) in end and (class_of(x), class_of(p)) in placements}
+    holding = holders(end, placements)
     made = {c["object"] for c in example.observed_changes if c["attribute"] in GOAL_ATTRIBUTES}
     named = program_classes(example_program(example))  # not a mug the faucet filled beside the plate
 
@@ -118,7 +127,7 @@ def product_ids(example: Any) -> list[str]:
         kind = OBJECT_TYPES.get(class_of(oid))
         parent = OBJECT_TYPES.get(class_of(end[oid].get("parent") or "_"))
         return (kind is not None and kind.pickupable and kind.kind != "sliced" and class_of(oid) not in KNIVES
-                and class_of(oid) in named and (oid in holders or oid in made)
+                and class_of(oid) in named and (oid in holding or oid in made)
                 and not (parent is not None and parent.pickupable))
 
     return sorted(o for o in acted_on(start, end) if o in end and product(o))
@@ -179,21 +188,23 @@ class ComposedDemo:
 
 def demonstrations(examples: Sequence[Any]) -> list[Any]:
     """``examples`` with a composed copy's parts' demonstrations in its place (what a prompt shows)."""
-    return [d for ex in examples for d in (ex.examples if isinstance(ex, ComposedDemo) else [ex])]
+    shown = [d for ex in examples for d in (ex.examples if isinstance(ex, ComposedDemo) else [ex])]
+    return list({d.example_id: d for d in shown}.values())
 
 
 def _suffixed(program: str, suffix: str) -> str:
-    """``program`` with every name it binds given ``suffix`` where bound and where read; the rest of its
-    text as it was (the grounding reads ``object_instance="..."`` as written)."""
-    names = {n for stmt in ast.walk(ast.parse(program)) if isinstance(stmt, ast.stmt) for n in bound_names(stmt)}
-    lines = program.splitlines(keepends=True)
-    found = [t.start for t in tokenize.generate_tokens(io.StringIO(program).readline)
-             if t.type == tokenize.NAME and t.string in names]
-    for row, col in reversed(found):  # right to left: earlier columns stay where they are
-        line = lines[row - 1]
-        end = col + len(re.match(r"\w+", line[col:]).group())
-        lines[row - 1] = line[:end] + suffix + line[end:]
-    return "".join(lines)
+    """``program`` with every variable it binds given ``suffix``, where bound and where read (not an
+    attribute, ``mug.place``, nor a keyword, ``object_instance=``); the rest of its text as it was (the
+    grounding reads ``object_instance="..."`` as written)."""
+    program = program.replace("\r\n", "\n").replace("\r", "\n")  # the lines as the parser counts them
+    tree = ast.parse(program)
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    lines = [line.encode() for line in program.split("\n")]
+    ends = sorted(((n.end_lineno, n.end_col_offset) for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in bound),
+                  reverse=True)  # right to left: the earlier offsets (bytes) stay where they are
+    for row, col in ends:
+        lines[row - 1] = lines[row - 1][:col] + suffix.encode() + lines[row - 1][col:]
+    return "\n".join(line.decode() for line in lines)
 
 
 def _product_name(program: str, cls: str) -> str | None:
@@ -216,7 +227,7 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
     moves: list[str] = []
     try:
         for i, part in enumerate(parts):
-            program = _suffixed(part.program, f"_part{i}")
+            program = _suffixed(bind_object_names(part.program), f"_part{i}")  # "plate" read unbound: bound first
             lines.append(program)
             part.products = products(part.example, part.mapping)
             for cls in part.products:
@@ -224,9 +235,9 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
                 if name:
                     moves.append(f"{name}.pickup_and_place(serving_place)")
                     served.append(cls)
-    except (SyntaxError, tokenize.TokenError):
+    except SyntaxError:
         return None
-    if not lines:
+    if not any(line.strip() for line in lines):
         return None
     if moves:
         lines += [f'serving_place = InteractionObject("{serving}")', *moves]
@@ -280,7 +291,7 @@ class Composer:
         texts, owner = [], []
         for i, ex in enumerate(self.examples):
             said = [t for s, t in dialogue_turns(ex.dialogue or [ex.instruction]) if s == "Commander"]
-            for text in requests(said):
+            for text in asked(said):
                 if text.strip():
                     texts.append(text)
                     owner.append(i)

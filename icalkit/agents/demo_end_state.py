@@ -182,8 +182,7 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
             checks.append(Check(cls_to, _goal_attrs(end, there, cls_to), on_to,
                                 _goal_attrs(end, {end[o]["parent"] for o in there}, on_to), len(moved), every))
     placed = {(c.cls, c.on) for c in checks if c.on}
-    for holder in sorted({p for x, a in end.items() if (p := a.get("parent")) in end
-                          and (class_of(x), class_of(p)) in placements}):
+    for holder in sorted(holders(end, placements)):
         parent = end[holder].get("parent")
         cls, on = renamed(class_of(holder), mapping), renamed(class_of(parent or "_"), mapping)
         kind = OBJECT_TYPES.get(class_of(holder))
@@ -191,6 +190,12 @@ def demo_checks(example: Any, mapping: Mapping[str, str], places: Collection[str
             checks.append(Check(cls, _goal_attrs(end, [holder], cls), on, _goal_attrs(end, [parent], on)))
             placed.add((cls, on))
     return checks
+
+
+def holders(end: Mapping[str, dict], placements: Collection[tuple[str, str]]) -> set[str]:
+    """The objects of ``end`` that hold something a program's ``placements`` (object class, receptacle
+    class; :func:`program_placements`) put on their class (the sandwich's plate)."""
+    return {p for x, a in end.items() if (p := a.get("parent")) in end and (class_of(x), class_of(p)) in placements}
 
 
 def _origins(start: Mapping[str, dict], end: Mapping[str, dict], oid: str) -> set[Any]:

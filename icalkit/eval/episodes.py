@@ -28,6 +28,10 @@ class TruncatedMemory:
         examples = list(memory)
         kept = {ex.task_id for ex in examples[:limit]}
         self.hidden = sorted({ex.task_id for ex in examples[limit:]} - kept)
+        self.kept = examples[:limit]
+
+    def __iter__(self) -> Any:
+        return iter(self.kept)
 
     def retrieve(self, *args: Any, exclude_task_ids: Any = (), **kwargs: Any) -> list:
         return self.memory.retrieve(*args, exclude_task_ids=[*exclude_task_ids, *self.hidden], **kwargs)
