@@ -11,16 +11,16 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
    :data:`PART_SIM` or better ("a plate of toast": a Plate Of Toast demonstration's "make a plate of
    toast"), and made two or more things (a mug of coffee and a plate of toast). A salad's items ("a
    slice of tomato") are answered as well by the slicing demonstrations, but it makes one plate.
-2. **Its parts.** Each item of the new request is looked up alone among the demonstrations of the
-   types that are not composite; an item none answers at :data:`ITEM_SIM` is no part (a hint that
-   begins "a knife ..."). The part is the room's best fit among the hits
-   (:func:`~icalkit.agents.context.room_fit_order`), copied as any copy is, re-grounded against its
-   item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration becomes the
-   Apple).
+2. **Its parts.** Each item of the new request (its clauses of where things are left out: "a knife is
+   in the sink" names no dish) is looked up alone among the demonstrations of the types that are not
+   composite; an item none answers at :data:`ITEM_SIM` is no part. The part is the room's best fit
+   among the hits (:func:`~icalkit.agents.context.room_fit_order`), copied as any copy is, re-grounded
+   against its item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration
+   becomes the Apple).
 3. **One program** (:func:`compose`): the parts' programs one after the other, each part's variable
-   names suffixed so that no part reads another's, then every part's product (:func:`products`: the
-   mug it filled, the plate it served on) moved onto the place the request serves on ("all on the
-   kitchen table"), when it names one.
+   names suffixed so that no part reads another's (a name it reads unbound bound first), then every
+   part's product (:func:`products`: the mug it filled, the plate it served on) moved onto the place
+   the request serves on ("all on the kitchen table"), when it names one.
 
 Whether the composed copy finished the task is judged as any copy is
 (:class:`~icalkit.agents.copy_progress.CopyProgress`), against :meth:`ComposedDemo.checks`: the parts'
