@@ -34,7 +34,8 @@ import ast
 import hashlib
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -147,14 +148,17 @@ class Part:
         example: the demonstration.
         mapping: its class renaming for the item.
         program: its copy, renamed and fitted to the room.
-        products: what it makes (:func:`products`), once composed.
     """
 
     item: str
     example: Any
     mapping: dict[str, str]
     program: str
-    products: list[str] = field(default_factory=list)
+
+    @cached_property
+    def products(self) -> list[str]:
+        """What it makes (:func:`products`), its classes renamed as its copy's."""
+        return products(self.example, self.mapping)
 
 
 @dataclass
@@ -166,7 +170,7 @@ class ComposedDemo:
     served: list[str]
     program: str
     task_type: str = "composed"
-    example_id: str = field(default="")
+    example_id: str = ""
 
     @property
     def examples(self) -> list[Any]:
@@ -229,7 +233,6 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
         for i, part in enumerate(parts):
             program = _suffixed(bind_object_names(part.program), f"_part{i}")  # "plate" read unbound: bound first
             lines.append(program)
-            part.products = products(part.example, part.mapping)
             for cls in part.products:
                 name = _product_name(program, cls) if serving else None
                 if name:

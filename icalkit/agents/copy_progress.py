@@ -71,7 +71,8 @@ class CopyProgress:
         that just ran)."""
         now, touched = full_state(self.executor.sim.world), self.touched()
         acted = acted_on(self.start, now, touched)
-        asked = example.checks(self.places) if isinstance(example, ComposedDemo) else demo_checks(example, mapping, self.places)
+        asked = (example.checks(self.places) if isinstance(example, ComposedDemo)  # its parts' checks, served
+                 else demo_checks(example, mapping, self.places))
         checks = unmet(asked, now, acted, self.start)
         unnamed = unnamed_in_episode(self.dialogue, self.executor.runtime.known_types(), touched, self.embedder)
         if self.repair is None and not unnamed and checks:
