@@ -35,22 +35,12 @@ RESULTS = Path(__file__).resolve().parent / "results" / "reground.json"
 
 def query_sets(n_valid: int, n_train: int) -> dict[str, list[Any]]:
     """The tasks of each query set (hand-written ones rebuilt in a room made for their parameters)."""
-    from icalkit.envs.household.tasks.registry import TFD_TYPES, TaskSpecError, get_task_type
-    from icalkit.envs.household.tasks.sampler import make_task, sample_tasks
-    from icalkit.training.retriever_data import DEV_DIALOGUES, HUMAN_DIALOGUES, load_human_dialogues
+    from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, HUMAN_DIALOGUES, human_task, load_human_dialogues
+    from icalkit.envs.household.tasks.registry import TFD_TYPES
+    from icalkit.envs.household.tasks.sampler import sample_tasks
 
     def written(path: Path) -> list[Any]:
-        tasks = []
-        for i, d in enumerate(load_human_dialogues(path)):
-            for room in get_task_type(d.task_type).rooms:  # the first room its parameters are allowed in
-                try:
-                    task = make_task(d.task_type, d.params or None, split="valid_unseen", index=i, seed=7, room_type=room)
-                except TaskSpecError:
-                    continue
-                task.dialogue = [tuple(turn) for turn in d.dialogue]
-                tasks.append(task)
-                break
-        return tasks
+        return [human_task(d, index=i) for i, d in enumerate(load_human_dialogues(path))]
 
     return {"hand_written": written(HUMAN_DIALOGUES), "hand_written_dev": written(DEV_DIALOGUES),
             "valid_seen": sample_tasks(TFD_TYPES, n_valid, "valid_seen", 0),

@@ -64,6 +64,32 @@ def test_split_is_generated_once_with_reference_lengths_and_initial_counts(tmp_p
         load_split(SplitConfig(task_types=[], dir=str(tmp_path)), "valid_unseen")
 
 
+def test_split_dialogues_human_like_and_hand_written(tmp_path):
+    from dataclasses import replace
+
+    from icalkit.envs.household.tasks.hand_written import HUMAN_DIALOGUES, load_human_dialogues
+
+    base = SplitConfig(task_types=["Coffee", "Water Plant"], n_per_type=2, dir=str(tmp_path))
+    template = load_split(base, "valid_unseen", progress=False)
+    human = load_split(replace(base, dialogues="human"), "valid_unseen", progress=False)
+    assert split_path(replace(base, dialogues="human"), "valid_unseen") != split_path(base, "valid_unseen")
+    for h, t in zip(human, template, strict=True):  # the same tasks, rooms and start states; other words
+        assert (h.task.task_id, h.task.scene_seed, h.task.initial_state, h.task.instruction, h.ref_len) == \
+            (t.task.task_id, t.task.scene_seed, t.task.initial_state, t.task.instruction, t.ref_len)
+        assert h.task.dialogue != t.task.dialogue
+    hand = load_split(replace(base, dialogues=str(HUMAN_DIALOGUES)), "valid_unseen", progress=False)
+    written = [d for t in base.task_types for d in [d for d in load_human_dialogues() if d.task_type == t][:2]]
+    assert [[tuple(turn) for turn in t.task.dialogue] for t in hand] == [d.dialogue for d in written]
+    assert [t.task.task_type for t in hand] == ["Coffee", "Coffee", "Water Plant", "Water Plant"]
+    assert all(t.ref_len and t.init_satisfied < t.init_total for t in hand)
+    with pytest.raises(ValueError, match="'shakespeare' is neither one of template, human"):
+        load_split(replace(base, dialogues="shakespeare"), "valid_unseen")
+    one = tmp_path / "one.yaml"
+    one.write_text("- {id: c, task_type: Coffee, params: {}, dialogue: [[Commander, coffee please]]}\n")
+    with pytest.raises(ValueError, match="holds no dialogue of the task types Boil X"):
+        load_split(replace(base, task_types=["Boil X"], dialogues=str(one)), "valid_unseen")
+
+
 def test_methods_are_configs_and_unknown_names_list_the_shipped_ones():
     m = load_method("ical@5")
     assert m.name == "ical@5" and m.memory_limit == 5 and m.planner.mode == "ical"
@@ -197,6 +223,14 @@ def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model,
     # icalkit report puts runs side by side
     assert main(["report", str(out), str(out), f"out_dir={tmp_path / 'rep'}"]) == 0
     assert "copy_m" in (tmp_path / "rep" / "report.md").read_text()
+    # the same tasks told in other words are another task set: run again, the old episodes kept aside
+    ids = {r["task_id"] for r in recs}
+    assert main([*args, "split.dialogues=human"]) == 1
+    assert "4 episodes of copy_m, zero_shot were run with another configuration, model, memory or task set" \
+        in capsys.readouterr().out
+    recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(recs) == 4 and {r["task_id"] for r in recs} == ids and len({r["split_hash"] for r in recs}) == 1
+    assert json.loads((out / "summary.json").read_text())["run"]["episodes"] == 4
 
 
 @pytest.mark.slow

@@ -194,14 +194,8 @@ def test_human_style_dialogues() -> None:
 def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     from collections import Counter
 
-    from icalkit.training.retriever_data import (
-        DEV_DIALOGUES,
-        TFD_TYPES,
-        RetrieverDataError,
-        check_held_out,
-        load_human_dialogues,
-        training_pairs,
-    )
+    from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, DialogueFileError, load_human_dialogues
+    from icalkit.training.retriever_data import TFD_TYPES, RetrieverDataError, check_held_out, training_pairs
 
     hand = load_human_dialogues()
     counts = Counter(d.task_type for d in hand)
@@ -223,7 +217,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         check_held_out(leaked, hand)
     bad = tmp_path / "bad.yaml"
     bad.write_text("- {id: x, task_type: Make Tea, params: {}, dialogue: [[Commander, hi]]}\n")
-    with pytest.raises(RetrieverDataError, match="unknown task type 'Make Tea'"):
+    with pytest.raises(DialogueFileError, match="unknown task type 'Make Tea'"):
         load_human_dialogues(bad)
 
 

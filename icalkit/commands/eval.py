@@ -65,9 +65,13 @@ class Config:
             raise ValueError("workers, torch_threads and curve_sizes must be >= 0")
         refuse_keys(self.llm, "llm", {"threads": "torch_threads"})
         refuse_keys(self.memory.text_embedder, "memory.text_embedder", {"num_threads": "torch_threads"})
-        if self.env.name == "alfworld":
+        if self.env.name != "alfworld":
+            self.split.validate()
+        else:
             from icalkit.eval.alfworld import check_task_types
 
+            if self.split.dialogues != "template":
+                raise ValueError("split.dialogues is for the household simulator; ALFWorld's games bring their own goals")
             check_task_types(self.split.task_types)
             self.alfworld.validate()
             if self.alfworld_examples_per_type < 1:
@@ -90,11 +94,17 @@ def method_specs(cfg: Config) -> list[str]:
     return list(dict.fromkeys(specs))
 
 
-def set_aside_stale(done: dict[str, dict], fingerprints: dict[str, str], path: Path) -> dict[str, dict]:
+def set_aside_stale(done: dict[str, dict], fingerprints: dict[str, str], path: Path,
+                    split_hashes: dict[str, str]) -> dict[str, dict]:
     """Episodes of ``path`` still valid for resuming; those of a method whose fingerprint changed
-    (another model, retrained weights, another memory or planner setting) or that carry none move
-    to ``<name>.stale.jsonl`` (nothing is deleted) and are run again."""
-    stale = {k: r for k, r in done.items() if r["method"] in fingerprints and r.get("method_fp") != fingerprints[r["method"]]}
+    (another model, retrained weights, another memory or planner setting) or that carry none, and
+    those played on another version of their split (other dialogues, another seed: ``split_hash``)
+    move to ``<name>.stale.jsonl`` (nothing is deleted) and are run again."""
+    def is_stale(r: dict) -> bool:
+        other_split = r.get("split_hash", split_hashes.get(r["split"])) != split_hashes.get(r["split"])
+        return r["method"] in fingerprints and (r.get("method_fp") != fingerprints[r["method"]] or other_split)
+
+    stale = {k: r for k, r in done.items() if is_stale(r)}
     if not stale:
         return done
     with path.with_suffix(".stale.jsonl").open("a") as f:
@@ -102,8 +112,8 @@ def set_aside_stale(done: dict[str, dict], fingerprints: dict[str, str], path: P
     keep = {k: r for k, r in done.items() if k not in stale}
     path.write_text("".join(json.dumps(r) + "\n" for r in keep.values()))
     methods = sorted({r["method"] for r in stale.values()})
-    print(f"icalkit eval: {len(stale)} episodes of {', '.join(methods)} were run with another configuration, model "
-          f"or memory; moved to {path.with_suffix('.stale.jsonl')} and run again")
+    print(f"icalkit eval: {len(stale)} episodes of {', '.join(methods)} were run with another configuration, model, "
+          f"memory or task set; moved to {path.with_suffix('.stale.jsonl')} and run again")
     return keep
 
 
@@ -159,7 +169,8 @@ def run(cfg: Config) -> int:
     done = load_records(episodes_path, lambda r: job_key(r["method"], r["split"], r["task_id"]))
     sampling = {"max_new_tokens": cfg.llm.max_new_tokens, "temperature": cfg.llm.temperature, "seed": 0}
     fingerprints = {m: method_fingerprint(meth, cfg.llm, sampling) for m, meth in methods.items()}
-    done = set_aside_stale(done, fingerprints, episodes_path)
+    hashes = {s: split_hash(t) for s, t in splits.items()}
+    done = set_aside_stale(done, fingerprints, episodes_path, hashes)
     jobs = [Job(m, s, st) for m in methods for s, tasks in splits.items() for st in tasks
             if job_key(m, s, st.task.task_id) not in done]
     llm_keys = {m: model_key(effective_llm(meth, cfg.llm)) if meth.planner.uses_model else ""
@@ -183,11 +194,11 @@ def run(cfg: Config) -> int:
         import torch
 
         torch.set_num_threads(cfg.torch_threads)
-    provenance = {"git_commit": git_commit(), "split_hashes": {s: split_hash(t) for s, t in splits.items()}}
+    provenance = {"git_commit": git_commit(), "split_hashes": hashes}
     logger = RunLogger(out, to_dict(cfg), cfg.wandb, job_type="eval", provenance=provenance)
 
     def on_done(job: Job, rec: dict) -> None:
-        rec["method_fp"] = fingerprints[job.method]
+        rec["method_fp"], rec["split_hash"] = fingerprints[job.method], hashes[job.split]
         done[job.key] = rec
         episodes.write(rec)
         logger.log({"episode/success": float(rec["success"]), "episode/steps": rec["steps"]})
@@ -205,7 +216,8 @@ def run(cfg: Config) -> int:
             print(f"icalkit eval: {exc}")
             logger.finish()
             return 1
-    records = [r for r in done.values() if r["method"] in methods and r["split"] in splits]
+    ids = {s: {st.task.task_id for st in tasks} for s, tasks in splits.items()}
+    records = [r for r in done.values() if r["method"] in methods and r["task_id"] in ids.get(r["split"], ())]
     tables = write_report(logger, records, list(methods), list(splits))
     print((out / "table1.md").read_text())
     summary = {"config": to_dict(cfg), "provenance": provenance, "run": stats.to_dict(), "tables": tables, "skipped": problems}

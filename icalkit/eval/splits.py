@@ -17,6 +17,8 @@ from pathlib import Path
 from icalkit.data_gen.expert import reference_length
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.checker import check_goal
+from icalkit.envs.household.tasks.hand_written import HumanDialogue, human_task, load_human_dialogues
+from icalkit.envs.household.tasks.instructions import DIALOGUE_STYLES
 from icalkit.envs.household.tasks.registry import TFD_TYPES, get_task_type
 from icalkit.envs.household.tasks.sampler import sample_task
 from icalkit.envs.household.tasks.task import SPLITS, Task
@@ -36,6 +38,11 @@ class SplitConfig:
         task_types: task types (default: the 12 TEACh TfD types).
         seed: sampling seed (tasks are deterministic in type, index, split and seed).
         dir: where split files are written and read back.
+        dialogues: what the Commander says. ``template``: the generator's dialogues; ``human``: the
+            same tasks (same rooms, goals and start states) with the generator's human-like dialogues
+            (indirect goals, corrections, slang, typos); or the path of a YAML file of hand-written
+            dialogues (``tests/data/human_dialogues``): each of the first ``size`` dialogues of each
+            listed type is played in a room made for its parameters.
     """
 
     preset: str = "cpu"
@@ -43,6 +50,7 @@ class SplitConfig:
     task_types: list[str] = field(default_factory=lambda: list(TFD_TYPES))
     seed: int = 0
     dir: str = "runs/splits"
+    dialogues: str = "template"
 
     def validate(self) -> None:
         if self.preset not in PRESETS:
@@ -53,6 +61,9 @@ class SplitConfig:
             raise ValueError("splits.task_types is empty: a split needs at least one task type")
         for t in self.task_types:
             get_task_type(t)
+        if self.dialogues not in DIALOGUE_STYLES and not Path(self.dialogues).is_file():
+            raise ValueError(f"split.dialogues {self.dialogues!r} is neither one of {', '.join(DIALOGUE_STYLES)} "
+                             "nor a file of hand-written dialogues")
 
     @property
     def size(self) -> int:
@@ -92,7 +103,28 @@ def split_task(task: Task) -> SplitTask:
 def split_path(cfg: SplitConfig, split: str) -> Path:
     """The file of ``split`` under ``cfg`` (its name encodes version, size, seed and types)."""
     types = hashlib.sha256("|".join(cfg.task_types).encode()).hexdigest()[:8]
-    return Path(cfg.dir) / f"{split}-v{SPLIT_VERSION}-n{cfg.size}-s{cfg.seed}-t{types}.jsonl"
+    talk = ""
+    if cfg.dialogues == "human":
+        talk = "-dhuman"
+    elif cfg.dialogues != "template":  # a file: its name and content
+        text = Path(cfg.dialogues).read_bytes()
+        talk = f"-d{Path(cfg.dialogues).stem}-{hashlib.sha256(text).hexdigest()[:8]}"
+    return Path(cfg.dir) / f"{split}-v{SPLIT_VERSION}-n{cfg.size}-s{cfg.seed}-t{types}{talk}.jsonl"
+
+
+def split_tasks(cfg: SplitConfig, split: str) -> list[Task]:
+    """The tasks ``cfg`` names in ``split``, in type order, before they are measured."""
+    if cfg.dialogues in DIALOGUE_STYLES:
+        return [sample_task(t, i, split, cfg.seed, style=cfg.dialogues) for t in cfg.task_types for i in range(cfg.size)]
+    by_type: dict[str, list[tuple[int, HumanDialogue]]] = {}
+    for i, d in enumerate(load_human_dialogues(cfg.dialogues)):
+        by_type.setdefault(d.task_type, []).append((i, d))
+    tasks = [human_task(d, index=i, split=split, seed=cfg.seed)
+             for t in cfg.task_types for i, d in by_type.get(t, [])[:cfg.size]]
+    if not tasks:
+        raise ValueError(f"split.dialogues {cfg.dialogues} holds no dialogue of the task types "
+                         f"{', '.join(cfg.task_types)}")
+    return tasks
 
 
 def split_hash(tasks: list[SplitTask]) -> str:
@@ -107,7 +139,8 @@ def load_split(cfg: SplitConfig, split: str, progress: bool = True) -> list[Spli
     """The tasks of ``split``: read from its file, or generated (expert + initial check) and saved.
 
     Raises:
-        ValueError: unknown split name, or a split file that cannot be read (named).
+        ValueError: unknown split name, a split file that cannot be read (named), or a hand-written
+            dialogue file that cannot be read or names no task of ``cfg.task_types``.
     """
     if split not in SPLITS:
         raise ValueError(f"split {split!r} is not one of {SPLITS}")
@@ -123,9 +156,8 @@ def load_split(cfg: SplitConfig, split: str, progress: bool = True) -> list[Spli
         return tasks
     from tqdm import tqdm
 
-    todo = [(t, i) for t in cfg.task_types for i in range(cfg.size)]
-    tasks = [split_task(sample_task(t, i, split, cfg.seed))
-             for t, i in tqdm(todo, desc=f"split {split}", unit="task", disable=not progress)]
+    tasks = [split_task(t) for t in tqdm(split_tasks(cfg, split), desc=f"split {split}", unit="task",
+                                         disable=not progress)]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(st.to_dict()) + "\n" for st in tasks))

@@ -1,0 +1,94 @@
+"""Hand-written Commander/Driver dialogues and the task instances they are played on.
+
+The dialogues (``tests/data/human_dialogues``) were written by hand, not from the generator's
+templates: typos, slang, corrections, indirect goals, hints that may not match the room. Each
+entry names the task type and friendly parameters it means; :func:`human_task` builds an instance
+of them and puts the hand-written turns in place of the generated ones. :data:`HUMAN_DIALOGUES` is
+a test set (scored, never tuned on); :data:`DEV_DIALOGUES` is the set settings are chosen on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from icalkit.envs.household.tasks.registry import TASK_TYPES, TaskSpecError
+from icalkit.envs.household.tasks.sampler import make_task
+from icalkit.envs.household.tasks.task import Task
+
+HUMAN_DIALOGUES = Path(__file__).resolve().parents[4] / "tests" / "data" / "human_dialogues" / "tfd_dialogues.yaml"
+DEV_DIALOGUES = HUMAN_DIALOGUES.with_name("dev_dialogues.yaml")
+
+
+class DialogueFileError(ValueError):
+    """A hand-written dialogue file that cannot be read or names an unknown task."""
+
+
+@dataclass(frozen=True)
+class HumanDialogue:
+    """One hand-written dialogue: what it means (task type + friendly params) and its turns."""
+
+    id: str
+    task_type: str
+    params: dict[str, str]
+    dialogue: list[tuple[str, str]]
+
+
+def load_human_dialogues(path: str | Path = HUMAN_DIALOGUES) -> list[HumanDialogue]:
+    """Read and check a hand-written dialogue YAML (task types and params must be valid).
+
+    Raises:
+        DialogueFileError: the file cannot be read, or an entry is malformed (named).
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise DialogueFileError(f"cannot read hand-written dialogues {path}: {exc}") from exc
+    if not isinstance(raw, list) or not raw:
+        raise DialogueFileError(f"{path} must be a non-empty list of dialogues")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"{path.name} entry {i} ({item.get('id', '?') if isinstance(item, dict) else item!r})"
+        if not isinstance(item, dict) or not {"id", "task_type", "params", "dialogue"} <= set(item):
+            raise DialogueFileError(f"{where}: needs id, task_type, params and dialogue")
+        turns = item["dialogue"]
+        if not turns or any(not isinstance(t, list) or len(t) != 2 or t[0] not in ("Commander", "Driver")
+                            for t in turns):
+            raise DialogueFileError(f"{where}: dialogue must be a list of [Commander|Driver, text] pairs")
+        if not isinstance(item["params"], dict):
+            raise DialogueFileError(f"{where}: params must be a mapping such as {{X: Potato}}")
+        try:
+            human_task(HumanDialogue(str(item["id"]), item["task_type"], dict(item["params"]), []), grounded=False)
+        except TaskSpecError as exc:
+            raise DialogueFileError(f"{where}: {exc}") from exc
+        out.append(HumanDialogue(str(item["id"]), item["task_type"], {k: str(v) for k, v in item["params"].items()},
+                                 [(str(s), str(t)) for s, t in turns]))
+    return out
+
+
+def human_task(d: HumanDialogue, index: int = 0, grounded: bool = True, split: str = "valid_unseen",
+               seed: int = 7) -> Task:
+    """A task instance with the dialogue's type and params, its dialogue replaced by ``d``'s turns.
+
+    The first of the type's rooms that can hold the parameters is used.
+
+    Raises:
+        TaskSpecError: unknown task type, or parameters no room of the type can hold.
+    """
+    tt = TASK_TYPES.get(d.task_type)
+    if tt is None:
+        raise TaskSpecError(f"unknown task type {d.task_type!r}; available: {sorted(TASK_TYPES)}")
+    errors = []
+    for room in tt.rooms:
+        try:
+            task = make_task(d.task_type, d.params, split=split, index=index, seed=seed, room_type=room,
+                             grounded=grounded)
+        except TaskSpecError as exc:
+            errors.append(str(exc))
+            continue
+        task.dialogue = list(d.dialogue)
+        return task
+    raise TaskSpecError("; ".join(errors))
