@@ -49,6 +49,17 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
         ["a mug of coffee", "2 slices of toast"], ["all on the table"])
     assert request_items([("Commander", "I'd like a salad with all the vegetables")]) == (
         ["a salad with all the vegetables"], [])
+    # dishes a step makes or cooks, the first dish after a lead without an article; "both" and "them" serve
+    assert request_items([("Commander", "first brew some coffee"), ("Driver", "done"),
+                          ("Commander", "next toast two slices of bread and plate them"),
+                          ("Commander", "set both on the counter. thanks")]) == (
+        ["brew some coffee", "toast two slices of bread and plate them"], ["set both on the counter"])
+    assert request_items([("Commander", "then make me coffee")])[0] == ["coffee"]
+    assert request_items([("Commander", "hungry: toast and a mug of coffee"),
+                          ("Commander", "put them on the table")]) == (["toast", "a mug of coffee"],
+                                                                      ["put them on the table"])
+    # the whole task named is no dish; nor is a sentence's lead without one
+    assert request_items([("Commander", "Prepare breakfast."), ("Commander", "make me breakfast please")]) == ([], [])
     # a clause of where a thing is names no dish, even when it begins with an article
     assert request_items([("Commander", "a mug of coffee please, a knife is in the sink"),
                           ("Commander", "and you'll find a plate in the cabinet")]) == (["a mug of coffee please"], [])

@@ -69,11 +69,15 @@ COUNT = r"(?:a|an|one|two|three|four|five|some|\d+)\b"
 LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*",
                   re.IGNORECASE)
 # an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
-# mug of coffee", "please make me a sandwich"); not "slice the vegetables with a knife"
-ITEM = re.compile(r"^(?:(?:please|first|then|next|now|also|finally|after\s+that|and)\s+)*"
-                  r"(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
-                  r"(?=" + COUNT + ")", re.IGNORECASE)
-SERVE = re.compile(r"\b(?:all|everything)\b", re.IGNORECASE)
+# mug of coffee", "please make me a sandwich"); a step that cooks ("then toast a slice of bread", kept
+# whole); a dish a step in a sequence makes ("first make coffee": "coffee", not "prepare breakfast");
+# not "slice the vegetables with a knife"
+STEP = r"^(?:(?:please|first|then|next|now|also|finally|after\s+that|and)\s+)*"
+IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
+ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
+                  r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil)\s+" + COUNT + "))"
+                  r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?(?=\w)", re.IGNORECASE)
+SERVE = re.compile(r"\b(?:all|everything|both)\b|^(?:put|place|set|leave)\s+them\b", re.IGNORECASE)
 SEPARATOR = re.compile(r"[,:]|\band\b|\s-\s")
 
 
@@ -88,22 +92,25 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
 
     Each Commander turn, without its clauses of where things are (:func:`asked`), is read sentence by
     sentence, after its lead ("Make breakfast:", "I want"), as chunks between commas, colons, "and" and
-    dashes: a chunk that begins with an article or a number, after at most a step's words (:data:`ITEM`:
-    "then a plate of toast"), begins an item ("a mug of coffee"); a chunk with "all" or "everything"
-    that begins none says where everything goes ("all on the kitchen table"); any other joins the
-    item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's lead when no item began
-    yet ("Breakfast time!"). Accepts task and stored-example dialogues."""
+    dashes. An item begins with the first chunk after a lead ("I want coffee"), or a chunk that begins
+    with an article or a number after at most a step's words (:data:`ITEM`: "then a plate of toast"),
+    with a step that makes a dish ("first make coffee": "coffee") or one that cooks ("then toast a slice
+    of bread", kept whole). A chunk with "all", "everything" or "both", or that puts "them", says where
+    everything goes ("all on the kitchen table", "put both on the table", "leave them on the counter").
+    Any other chunk joins the item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's
+    lead when no item began yet ("Breakfast time!"). Accepts task and stored-example dialogues."""
     said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
     items: list[str] = []
     serving: list[str] = []
     for text in asked(said):
         for sentence in SENTENCE.split(text.strip()):
             current: list[str] = []
-            for chunk in (c.strip(" .!?;") for c in SEPARATOR.split(LEAD.sub("", sentence, count=1))):
+            listed, led = LEAD.subn("", sentence, count=1)  # after a lead, the list's first chunk is an item
+            for chunk in (c.strip(" .!?;") for c in SEPARATOR.split(listed)):
                 if not chunk:
                     continue
-                if step := ITEM.match(chunk):
-                    current.append(chunk[step.end():])
+                if (step := ITEM.match(chunk)) or (led and not current and not SERVE.search(chunk)):
+                    current.append(chunk[step.end():] if step else chunk)
                 elif SERVE.search(chunk):
                     serving.append(chunk)
                 elif current:
