@@ -35,7 +35,12 @@ RESULTS = Path(__file__).resolve().parent / "results" / "reground.json"
 
 def query_sets(n_valid: int, n_train: int) -> dict[str, list[Any]]:
     """The tasks of each query set (hand-written ones rebuilt in a room made for their parameters)."""
-    from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, HUMAN_DIALOGUES, human_task, load_human_dialogues
+    from icalkit.envs.household.tasks.hand_written import (
+        DEV_DIALOGUES,
+        HUMAN_DIALOGUES,
+        human_task,
+        load_human_dialogues,
+    )
     from icalkit.envs.household.tasks.registry import TFD_TYPES
     from icalkit.envs.household.tasks.sampler import sample_tasks
 

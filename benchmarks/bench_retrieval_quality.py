@@ -49,9 +49,9 @@ K = 5
 def build_tasks() -> tuple[list, dict[str, list]]:
     """Memory tasks and the three query sets, each task with its start world."""
     from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, human_task, load_human_dialogues
     from icalkit.envs.household.tasks.instructions import write_instructions
     from icalkit.envs.household.tasks.sampler import friendly_params, sample_task
-    from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, human_task, load_human_dialogues
     from icalkit.training.retriever_data import TFD_TYPES
 
     memory = [sample_task(t, i, "train") for t in TFD_TYPES for i in range(5)]

@@ -194,7 +194,11 @@ def test_human_style_dialogues() -> None:
 def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     from collections import Counter
 
-    from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, DialogueFileError, load_human_dialogues
+    from icalkit.envs.household.tasks.hand_written import (
+        DEV_DIALOGUES,
+        DialogueFileError,
+        load_human_dialogues,
+    )
     from icalkit.training.retriever_data import TFD_TYPES, RetrieverDataError, check_held_out, training_pairs
 
     hand = load_human_dialogues()

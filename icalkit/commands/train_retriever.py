@@ -64,8 +64,8 @@ class Config:
 
 
 def run(cfg: Config) -> int:
-    from icalkit.envs.household.tasks.registry import TASK_TYPES
     from icalkit.envs.household.tasks.hand_written import DEV_DIALOGUES, load_human_dialogues
+    from icalkit.envs.household.tasks.registry import TASK_TYPES
     from icalkit.training.retriever_data import check_held_out, training_pairs
     from icalkit.training.train_retriever import train_retriever
 
