@@ -72,6 +72,7 @@ from icalkit.agents.plan_prompts import (
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.prompts import load_template
 from icalkit.agents.review_guard import REVIEW_GUARD_TEXT, moved_placed, placed_ids
+from icalkit.agents.stand_ins import stand_ins
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
@@ -294,6 +295,9 @@ class Planner:
             mapping = self._mentioned(task, executor, example)
         elif self.cfg.reground and program:
             mapping = self.replacements(task, executor, example, stats)
+        if self.cfg.stand_ins and program and executor.runtime.config.oracle_object_map:
+            mapping |= stand_ins(example, program, mapping, executor.runtime.known_types(),
+                                 task.dialogue or [task.instruction], self._mention_embedder())
         return fit_copy(replace_classes(program, mapping), example, mapping, task, executor.runtime, self.cfg), mapping
 
     def composed(self, task: Task, executor: Executor, top_type: str, stats: CallStats) -> list[list[Any]]:

@@ -136,6 +136,10 @@ class PlannerConfig:
             from a demonstration of each dish the request lists, re-grounded against its own words,
             with every product moved where the request serves them ("all on the table"); the
             retrieved demonstrations follow it as before (:mod:`~icalkit.agents.composition`).
+        stand_ins: ``copy`` mode: an object class a copy's demonstration changed (the bottle it filled)
+            that the room lacks is replaced by one of the room's that can take the same changes (a
+            bowl), the one the dialogue names first (:mod:`~icalkit.agents.stand_ins`). It needs the
+            evaluation's object map (``oracle_object_map``), as ``drop_absent`` does.
     """
 
     mode: str = "ical"
@@ -166,6 +170,7 @@ class PlannerConfig:
     piece_counts: bool = False
     drop_sliced: bool = False
     compose_parts: bool = False
+    stand_ins: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -200,8 +205,9 @@ class PlannerConfig:
         if self.named_next and not (self.copy_fallback and self.mention_reground):
             raise ValueError("planner.named_next orders the next copies by what their mention re-grounding handles: "
                              "it needs planner.copy_fallback=true and planner.mention_reground=true")
-        if self.compose_parts and self.mode != "copy":
-            raise ValueError("planner.compose_parts composes copies: it needs planner.mode=copy")
+        for copying in ("compose_parts", "stand_ins"):
+            if getattr(self, copying) and self.mode != "copy":
+                raise ValueError(f"planner.{copying} changes copies: it needs planner.mode=copy")
         for finish in ("finish_placements", "finish_states"):
             if getattr(self, finish) and self.silent_next_copy != "end_state":
                 raise ValueError(f"planner.{finish} finishes what the end-state check finds unmet: it needs "
