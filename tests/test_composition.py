@@ -58,6 +58,8 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
     assert request_items([("Commander", "hungry: toast and a mug of coffee"),
                           ("Commander", "put them on the table")]) == (["toast", "a mug of coffee"],
                                                                       ["put them on the table"])
+    assert request_items([("Commander", "so brunch please: a mug of coffee and a plate of toast, on the table")]) == (
+        ["a mug of coffee", "a plate of toast"], ["on the table"])
     # the whole task named is no dish; nor is a sentence's lead without one
     assert request_items([("Commander", "Prepare breakfast."), ("Commander", "make me breakfast please")]) == ([], [])
     # a clause of where a thing is names no dish, even when it begins with an article

@@ -77,7 +77,8 @@ IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|af
 ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
                   r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil)\s+" + COUNT + "))"
                   r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?(?=\w)", re.IGNORECASE)
-SERVE = re.compile(r"\b(?:all|everything|both)\b|^(?:put|place|set|leave)\s+them\b", re.IGNORECASE)
+SERVE = re.compile(r"\b(?:all|everything|both)\b|^(?:put|place|set|leave)\s+them\b|^(?:on|onto|at)\s+(?:the|my)\b",
+                   re.IGNORECASE)
 SEPARATOR = re.compile(r"[,:]|\band\b|\s-\s")
 
 
@@ -95,8 +96,9 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     dashes. An item begins with the first chunk after a lead ("I want coffee"), or a chunk that begins
     with an article or a number after at most a step's words (:data:`ITEM`: "then a plate of toast"),
     with a step that makes a dish ("first make coffee": "coffee") or one that cooks ("then toast a slice
-    of bread", kept whole). A chunk with "all", "everything" or "both", or that puts "them", says where
-    everything goes ("all on the kitchen table", "put both on the table", "leave them on the counter").
+    of bread", kept whole). A chunk with "all", "everything" or "both", that puts "them" or that is a place
+    alone says where everything goes ("all on the kitchen table", "put both on the table", "leave them on
+    the counter", "on the table").
     Any other chunk joins the item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's
     lead when no item began yet ("Breakfast time!"). Accepts task and stored-example dialogues."""
     said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
