@@ -99,7 +99,7 @@ eval-copies: $(STAMP)
 # only their demonstrations; built again only when TRAINED changes), METHOD reading that memory, on the 120
 # tasks of record (~5 min):
 #   make heldout-choice CHOICE=worst "TRAINED=[Boil X, Coffee, Plate Of Toast, Put All X In One Y, ...]"
-METHOD = copy_next_parts
+METHOD = copy_next_stand_ins
 heldout-choice: $(STAMP)
 	echo "$(CHOICE)" | grep -Eqx '[A-Za-z0-9_-]+' && test "$(origin TRAINED)" = "command line" || \
 	  { echo "give CHOICE=<a name: letters, digits, _ or -> and TRAINED=[<the trained task types>]"; exit 1; }
