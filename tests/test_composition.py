@@ -60,6 +60,17 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
                                                                       ["put them on the table"])
     assert request_items([("Commander", "so brunch please: a mug of coffee and a plate of toast, on the table")]) == (
         ["a mug of coffee", "a plate of toast"], ["on the table"])
+    # after a lead, dishes without an article are one each; "both" before dishes is no serving clause
+    assert request_items([("Commander", "i'd like both coffee and toast please")]) == (["coffee", "toast please"], [])
+    assert request_items([("Commander", "i'd like both a mug of coffee and a plate of toast")])[0] == [
+        "a mug of coffee", "a plate of toast"]
+    assert request_items([("Commander", "Breakfast: first, a mug of coffee")])[0] == ["a mug of coffee"]
+    # an answer to "where is it?" is no serving place; a place only ends a list
+    assert request_items([("Commander", "Breakfast: a mug of coffee and a plate of toast"),
+                          ("Driver", "where's the mug?"), ("Commander", "on the shelf")])[1] == []
+    # a step that checks a state, or that names the meal, is no dish
+    assert request_items([("Commander", "also make sure the plate is clean"),
+                          ("Commander", "first make breakfast for me")]) == ([], [])
     # the whole task named is no dish; nor is a sentence's lead without one
     assert request_items([("Commander", "Prepare breakfast."), ("Commander", "make me breakfast please")]) == ([], [])
     # a clause of where a thing is names no dish, even when it begins with an article

@@ -64,7 +64,7 @@ def test_split_is_generated_once_with_reference_lengths_and_initial_counts(tmp_p
         load_split(SplitConfig(task_types=[], dir=str(tmp_path)), "valid_unseen")
 
 
-def test_split_dialogues_human_like_and_hand_written(tmp_path):
+def test_split_dialogues_human_like_and_hand_written(tmp_path, capsys):
     from dataclasses import replace
 
     from icalkit.envs.household.tasks.hand_written import HUMAN_DIALOGUES, load_human_dialogues
@@ -74,20 +74,27 @@ def test_split_dialogues_human_like_and_hand_written(tmp_path):
     human = load_split(replace(base, dialogues="human"), "valid_unseen", progress=False)
     assert split_path(replace(base, dialogues="human"), "valid_unseen") != split_path(base, "valid_unseen")
     for h, t in zip(human, template, strict=True):  # the same tasks, rooms and start states; other words
-        assert (h.task.task_id, h.task.scene_seed, h.task.initial_state, h.task.instruction, h.ref_len) == \
-            (t.task.task_id, t.task.scene_seed, t.task.initial_state, t.task.instruction, t.ref_len)
+        assert (h.task.task_id, h.task.scene_seed, h.task.initial_state, h.ref_len, h.init_satisfied) == \
+            (t.task.task_id, t.task.scene_seed, t.task.initial_state, t.ref_len, t.init_satisfied)
         assert h.task.dialogue != t.task.dialogue
+        assert t.task.instruction and not h.task.instruction  # no clean goal sentence beside human words
     hand = load_split(replace(base, dialogues=str(HUMAN_DIALOGUES)), "valid_unseen", progress=False)
     written = [d for t in base.task_types for d in [d for d in load_human_dialogues() if d.task_type == t][:2]]
     assert [[tuple(turn) for turn in t.task.dialogue] for t in hand] == [d.dialogue for d in written]
     assert [t.task.task_type for t in hand] == ["Coffee", "Coffee", "Water Plant", "Water Plant"]
-    assert all(t.ref_len and t.init_satisfied < t.init_total for t in hand)
+    assert all(t.ref_len and t.init_satisfied < t.init_total and not t.task.instruction for t in hand)
     with pytest.raises(ValueError, match="'shakespeare' is neither one of template, human"):
         load_split(replace(base, dialogues="shakespeare"), "valid_unseen")
     one = tmp_path / "one.yaml"
     one.write_text("- {id: c, task_type: Coffee, params: {}, dialogue: [[Commander, coffee please]]}\n")
     with pytest.raises(ValueError, match="holds no dialogue of the task types Boil X"):
         load_split(replace(base, task_types=["Boil X"], dialogues=str(one)), "valid_unseen")
+    # the command names a bad dialogue file before any episode runs
+    one.write_text("- {id: c, task_type: Coffee, params: {}, dialogue: [[Narrator, coffee please]]}\n")
+    assert main(["eval", "methods=[zero_shot]", f"split.dialogues={one}", f"split.dir={tmp_path}",
+                 f"out_dir={tmp_path / 'run'}", "wandb.mode=disabled"]) == 2
+    assert "config error: split: one.yaml entry 0 ('c'): dialogue must be a list of [Commander|Driver, text] pairs" \
+        in capsys.readouterr().err
 
 
 def test_methods_are_configs_and_unknown_names_list_the_shipped_ones():
@@ -223,14 +230,29 @@ def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model,
     # icalkit report puts runs side by side
     assert main(["report", str(out), str(out), f"out_dir={tmp_path / 'rep'}"]) == 0
     assert "copy_m" in (tmp_path / "rep" / "report.md").read_text()
-    # the same tasks told in other words are another task set: run again, the old episodes kept aside
+    # more tasks of the same split: the episodes of the tasks it had are kept
     ids = {r["task_id"] for r in recs}
+    assert main([*args[:4], "split.n_per_type=3", *args[5:]]) == 1
+    assert "2 episodes to run (4 already done)" in capsys.readouterr().out
+    recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    all_ids = {r["task_id"] for r in recs}
+    assert len(recs) == 6 and ids < all_ids
+    # the same tasks told in other words are other tasks: run again, the old episodes kept aside
     assert main([*args, "split.dialogues=human"]) == 1
     assert "4 episodes of copy_m, zero_shot were run with another configuration, model, memory or task set" \
         in capsys.readouterr().out
     recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-    assert len(recs) == 4 and {r["task_id"] for r in recs} == ids and len({r["split_hash"] for r in recs}) == 1
-    assert json.loads((out / "summary.json").read_text())["run"]["episodes"] == 4
+    assert len(recs) == 6 and {r["task_id"] for r in recs} == all_ids
+    assert "| 2 |" in (out / "table1.md").read_text()  # the table counts this run's two tasks, not the third
+    # a line written before task hashes were recorded counts as a template task's, not a human one's
+    old = [{k: v for k, v in r.items() if k != "task_hash"} for r in recs]
+    (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    assert main([*args, "split.dialogues=human"]) == 1
+    assert "4 episodes of copy_m, zero_shot were run with another" in capsys.readouterr().out
+    (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    assert main([*args, "splits=[valid_seen]"]) == 1  # another split: its lines are kept, not set aside
+    assert "were run with another" not in capsys.readouterr().out
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 6 + 4
 
 
 @pytest.mark.slow

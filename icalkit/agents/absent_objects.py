@@ -33,11 +33,11 @@ from icalkit.agents.review_guard import MOVES, ONLY_MOVES, PLACES
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 
 
-def changed_classes(example: Any, mapping: Mapping[str, str]) -> set[str]:
-    """The classes (renamed by ``mapping``) of the objects whose goal attributes ``example``'s
-    demonstration changed or made (a piece appears sliced)."""
+def changed_classes(example: Any, mapping: Mapping[str, str], attributes: Collection[str] = GOAL_ATTRIBUTES) -> set[str]:
+    """The classes (renamed by ``mapping``) of the objects whose ``attributes`` (its goal attributes)
+    ``example``'s demonstration changed or made (a piece appears sliced)."""
     return {renamed(class_of(c["object"]), mapping) for c in example.observed_changes
-            if c["attribute"] in GOAL_ATTRIBUTES}
+            if c["attribute"] in attributes}
 
 
 def droppable(cls: str, kept: Collection[str]) -> bool:

@@ -69,16 +69,23 @@ COUNT = r"(?:a|an|one|two|three|four|five|some|\d+)\b"
 LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*",
                   re.IGNORECASE)
 # an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
-# mug of coffee", "please make me a sandwich"); a step that cooks ("then toast a slice of bread", kept
-# whole); a dish a step in a sequence makes ("first make coffee": "coffee", not "prepare breakfast");
-# not "slice the vegetables with a knife"
-STEP = r"^(?:(?:please|first|then|next|now|also|finally|after\s+that|and)\s+)*"
+# mug of coffee", "please make me a sandwich", "both a mug of coffee"); a step that cooks ("then toast a
+# slice of bread", kept whole); a dish a step in a sequence makes ("first make coffee": "coffee"; not
+# "also make sure the plate is clean", "first make breakfast"); not "slice the vegetables with a knife"
+STEP_WORDS = r"(?:please|first|then|next|now|also|finally|after\s+that|and|both)"
+STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
 IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
+NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
 ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
                   r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil)\s+" + COUNT + "))"
-                  r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?(?=\w)", re.IGNORECASE)
-SERVE = re.compile(r"\b(?:all|everything|both)\b|^(?:put|place|set|leave)\s+them\b|^(?:on|onto|at)\s+(?:the|my)\b",
+                  r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
+                  re.IGNORECASE)
+# where everything goes: "all on the table", "everything on the counter", "both go on the table", "put them
+# (or both) on the counter"; not "both coffee and toast", "toast with both butter and jam"
+SERVE = re.compile(r"\b(?:all|everything)\b|\bboth\s+(?:go|goes|on|onto|in|at)\b|^(?:put|place|set|leave)\s+(?:them|both)\b",
                    re.IGNORECASE)
+LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)  # "first" alone is no dish
+PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
 SEPARATOR = re.compile(r"[,:]|\band\b|\s-\s")
 
 
@@ -93,28 +100,34 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
 
     Each Commander turn, without its clauses of where things are (:func:`asked`), is read sentence by
     sentence, after its lead ("Make breakfast:", "I want"), as chunks between commas, colons, "and" and
-    dashes. An item begins with the first chunk after a lead ("I want coffee"), or a chunk that begins
-    with an article or a number after at most a step's words (:data:`ITEM`: "then a plate of toast"),
-    with a step that makes a dish ("first make coffee": "coffee") or one that cooks ("then toast a slice
-    of bread", kept whole). A chunk with "all", "everything" or "both", that puts "them" or that is a place
-    alone says where everything goes ("all on the kitchen table", "put both on the table", "leave them on
-    the counter", "on the table").
-    Any other chunk joins the item before it ("a sandwich with lettuce" + "tomato"), or is the sentence's
-    lead when no item began yet ("Breakfast time!"). Accepts task and stored-example dialogues."""
+    dashes. An item begins with a chunk that begins with an article or a number after at most a step's
+    words (:data:`ITEM`: "then a plate of toast"), with a step that makes a dish ("first make coffee":
+    "coffee") or one that cooks ("then toast a slice of bread", kept whole). After a lead, a chunk
+    without an article is a dish of its own while no item with one began ("I want coffee and toast").
+    A chunk with "all" or "everything", where "both" go, that puts "them", or a place that ends the
+    list says where everything goes (:data:`SERVE`, :data:`PLACE`: "all on the kitchen table", "both go
+    on the table", "leave them on the counter", "…, on the table"). Any other chunk joins the item
+    before it ("a sandwich with lettuce" + "tomato"), or is the sentence's lead when no item began yet
+    ("Breakfast time!"). Accepts task and stored-example dialogues."""
     said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
     items: list[str] = []
     serving: list[str] = []
     for text in asked(said):
         for sentence in SENTENCE.split(text.strip()):
             current: list[str] = []
-            listed, led = LEAD.subn("", sentence, count=1)  # after a lead, the list's first chunk is an item
+            listed, led = LEAD.subn("", sentence, count=1)
+            bare = False  # the item being read began without an article, after a lead ("I want coffee")
             for chunk in (c.strip(" .!?;") for c in SEPARATOR.split(listed)):
                 if not chunk:
                     continue
-                if (step := ITEM.match(chunk)) or (led and not current and not SERVE.search(chunk)):
-                    current.append(chunk[step.end():] if step else chunk)
-                elif SERVE.search(chunk):
+                if step := ITEM.match(chunk):
+                    current.append(chunk[step.end():])
+                    bare = False
+                elif SERVE.search(chunk) or (current and PLACE.match(chunk)):
                     serving.append(chunk)
+                elif led and (bare or not current) and (dish := LEADING_STEPS.sub("", chunk)):
+                    current.append(dish)  # after a lead, a chunk without an article is a dish of its own
+                    bare = True
                 elif current:
                     current[-1] += " and " + chunk
             items += current

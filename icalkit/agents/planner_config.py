@@ -136,10 +136,11 @@ class PlannerConfig:
             from a demonstration of each dish the request lists, re-grounded against its own words,
             with every product moved where the request serves them ("all on the table"); the
             retrieved demonstrations follow it as before (:mod:`~icalkit.agents.composition`).
-        stand_ins: ``copy`` mode: an object class a copy's demonstration changed (the bottle it filled)
-            that the room lacks is replaced by one of the room's that can take the same changes (a
-            bowl), the one the dialogue names first (:mod:`~icalkit.agents.stand_ins`). It needs the
-            evaluation's object map (``oracle_object_map``), as ``drop_absent`` does.
+        stand_ins: ``copy`` mode: a vessel a copy pours from that the room lacks (the bottle a Water
+            Plant demonstration filled) is replaced by one of the room's that can be filled, shares
+            one of its TEACh object classes and fits where the program puts it (a bowl), the one the
+            dialogue names first (:mod:`~icalkit.agents.stand_ins`). It needs the evaluation's object
+            map (``oracle_object_map``), as ``drop_absent`` does.
     """
 
     mode: str = "ical"

@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from icalkit.agents.absent_objects import changed_classes
 from icalkit.agents.context import object_calls, program_classes
-from icalkit.agents.demo_end_state import class_of, interaction_class, program_placements, renamed
+from icalkit.agents.demo_end_state import interaction_class, program_placements, renamed
 from icalkit.agents.grounding import task_params
 from icalkit.agents.mention_grounding import MIN_SCORE, class_phrase, mention_scores
 from icalkit.envs.household.catalog import OBJECT_TYPES
@@ -57,8 +58,7 @@ def vessel_needs(example: Any, program: str, mapping: Mapping[str, str]) -> dict
     :data:`NEEDS`' keys. A class it only filled is none: a cup washed under the running faucet fills
     too. Nor is a class it only washed: a washed cup the room lacks was noise, or the task (a coffee in
     a mug) cannot be done in that room by another."""
-    food = {renamed(class_of(ch["object"]), mapping) for ch in example.observed_changes
-            if ch["attribute"] in FOOD_CHANGES}
+    food = changed_classes(example, mapping, FOOD_CHANGES)
     out: dict[str, set[str]] = {}
     try:
         for method, obj, _ in object_calls(program, interaction_class):

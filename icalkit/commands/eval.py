@@ -95,14 +95,18 @@ def method_specs(cfg: Config) -> list[str]:
 
 
 def set_aside_stale(done: dict[str, dict], fingerprints: dict[str, str], path: Path,
-                    split_hashes: dict[str, str]) -> dict[str, dict]:
+                    task_hashes: dict[tuple[str, str], str], dialogues: str = "template") -> dict[str, dict]:
     """Episodes of ``path`` still valid for resuming; those of a method whose fingerprint changed
     (another model, retrained weights, another memory or planner setting) or that carry none, and
-    those played on another version of their split (other dialogues, another seed: ``split_hash``)
-    move to ``<name>.stale.jsonl`` (nothing is deleted) and are run again."""
+    those of a task of this run whose content changed (other dialogues, another scene:
+    ``task_hashes``, by (split, task id)) move to ``<name>.stale.jsonl`` (nothing is deleted) and are
+    run again. A line written before task hashes were recorded counts as the generator's dialogues'
+    (``dialogues``: the split's kind now)."""
     def is_stale(r: dict) -> bool:
-        other_split = r.get("split_hash", split_hashes.get(r["split"])) != split_hashes.get(r["split"])
-        return r["method"] in fingerprints and (r.get("method_fp") != fingerprints[r["method"]] or other_split)
+        now = task_hashes.get((r["split"], r["task_id"]))
+        then = r.get("task_hash", now if dialogues == "template" else None)
+        return r["method"] in fingerprints and (r.get("method_fp") != fingerprints[r["method"]]
+                                                or (now is not None and then != now))
 
     stale = {k: r for k, r in done.items() if is_stale(r)}
     if not stale:
@@ -141,12 +145,12 @@ def run(cfg: Config) -> int:
 
     from icalkit.config import to_dict
     from icalkit.data_gen.results_file import RecordWriter, load_records
-    from icalkit.envs.alfworld.engine import AlfworldUnavailable, GameFileError
+    from icalkit.envs.alfworld.engine import AlfworldUnavailable
     from icalkit.eval.alfworld import ensure_plan_memories, load_alfworld_split
     from icalkit.eval.methods import effective_llm, method_fingerprint
     from icalkit.eval.report import write_report
     from icalkit.eval.runner import Evaluator, Job, Setup, job_key, model_key
-    from icalkit.eval.splits import load_split, split_hash
+    from icalkit.eval.splits import load_split, split_hash, task_hash
     from icalkit.models.llm.factory import build_llm_from_config
     from icalkit.tracking import RunLogger
 
@@ -158,7 +162,7 @@ def run(cfg: Config) -> int:
         methods, problems = resolve_methods(cfg)
         splits = {s: load_alfworld_split(cfg.split, s, cfg.alfworld) if alfworld else load_split(cfg.split, s)
                   for s in cfg.splits}
-    except (ConfigError, AlfworldUnavailable, GameFileError) as exc:  # a missing extra, a broken game file
+    except (AlfworldUnavailable, ValueError) as exc:  # a missing extra; a broken game, split or dialogue file
         print(f"icalkit eval: {exc}")
         return 2
     for p in problems:
@@ -169,8 +173,8 @@ def run(cfg: Config) -> int:
     done = load_records(episodes_path, lambda r: job_key(r["method"], r["split"], r["task_id"]))
     sampling = {"max_new_tokens": cfg.llm.max_new_tokens, "temperature": cfg.llm.temperature, "seed": 0}
     fingerprints = {m: method_fingerprint(meth, cfg.llm, sampling) for m, meth in methods.items()}
-    hashes = {s: split_hash(t) for s, t in splits.items()}
-    done = set_aside_stale(done, fingerprints, episodes_path, hashes)
+    task_hashes = {(s, st.task.task_id): task_hash(st) for s, tasks in splits.items() for st in tasks}
+    done = set_aside_stale(done, fingerprints, episodes_path, task_hashes, cfg.split.dialogues)
     jobs = [Job(m, s, st) for m in methods for s, tasks in splits.items() for st in tasks
             if job_key(m, s, st.task.task_id) not in done]
     llm_keys = {m: model_key(effective_llm(meth, cfg.llm)) if meth.planner.uses_model else ""
@@ -194,11 +198,11 @@ def run(cfg: Config) -> int:
         import torch
 
         torch.set_num_threads(cfg.torch_threads)
-    provenance = {"git_commit": git_commit(), "split_hashes": hashes}
+    provenance = {"git_commit": git_commit(), "split_hashes": {s: split_hash(t) for s, t in splits.items()}}
     logger = RunLogger(out, to_dict(cfg), cfg.wandb, job_type="eval", provenance=provenance)
 
     def on_done(job: Job, rec: dict) -> None:
-        rec["method_fp"], rec["split_hash"] = fingerprints[job.method], hashes[job.split]
+        rec["method_fp"], rec["task_hash"] = fingerprints[job.method], task_hashes[(job.split, job.task.task.task_id)]
         done[job.key] = rec
         episodes.write(rec)
         logger.log({"episode/success": float(rec["success"]), "episode/steps": rec["steps"]})

@@ -61,9 +61,13 @@ class SplitConfig:
             raise ValueError("splits.task_types is empty: a split needs at least one task type")
         for t in self.task_types:
             get_task_type(t)
-        if self.dialogues not in DIALOGUE_STYLES and not Path(self.dialogues).is_file():
-            raise ValueError(f"split.dialogues {self.dialogues!r} is neither one of {', '.join(DIALOGUE_STYLES)} "
-                             "nor a file of hand-written dialogues")
+        if self.dialogues not in DIALOGUE_STYLES:
+            if not Path(self.dialogues).is_file():
+                raise ValueError(f"split.dialogues {self.dialogues!r} is neither one of {', '.join(DIALOGUE_STYLES)} "
+                                 "nor a file of hand-written dialogues")
+            if not {d.task_type for d in load_human_dialogues(self.dialogues)} & set(self.task_types):
+                raise ValueError(f"split.dialogues {self.dialogues} holds no dialogue of the task types "
+                                 f"{', '.join(self.task_types)}")
 
     @property
     def size(self) -> int:
@@ -113,18 +117,28 @@ def split_path(cfg: SplitConfig, split: str) -> Path:
 
 
 def split_tasks(cfg: SplitConfig, split: str) -> list[Task]:
-    """The tasks ``cfg`` names in ``split``, in type order, before they are measured."""
-    if cfg.dialogues in DIALOGUE_STYLES:
-        return [sample_task(t, i, split, cfg.seed, style=cfg.dialogues) for t in cfg.task_types for i in range(cfg.size)]
-    by_type: dict[str, list[tuple[int, HumanDialogue]]] = {}
-    for i, d in enumerate(load_human_dialogues(cfg.dialogues)):
-        by_type.setdefault(d.task_type, []).append((i, d))
-    tasks = [human_task(d, index=i, split=split, seed=cfg.seed)
-             for t in cfg.task_types for i, d in by_type.get(t, [])[:cfg.size]]
-    if not tasks:
-        raise ValueError(f"split.dialogues {cfg.dialogues} holds no dialogue of the task types "
-                         f"{', '.join(cfg.task_types)}")
+    """The tasks ``cfg`` names in ``split``, in type order, before they are measured. A task told in
+    human words has no goal sentence (TEACh's TfD tasks have none): nothing may read the generator's
+    clean wording of it. A hand-written one's id is its instance's (``…/0-00004`` for the file's fifth
+    dialogue); each episode record carries its task's content hash (:func:`task_hash`)."""
+    if cfg.dialogues == "template":
+        return [sample_task(t, i, split, cfg.seed) for t in cfg.task_types for i in range(cfg.size)]
+    if cfg.dialogues == "human":
+        tasks = [sample_task(t, i, split, cfg.seed, style="human") for t in cfg.task_types for i in range(cfg.size)]
+    else:
+        by_type: dict[str, list[tuple[int, HumanDialogue]]] = {}
+        for i, d in enumerate(load_human_dialogues(cfg.dialogues)):
+            by_type.setdefault(d.task_type, []).append((i, d))
+        tasks = [human_task(d, index=i, split=split, seed=cfg.seed)
+                 for t in cfg.task_types for i, d in by_type.get(t, [])[:cfg.size]]
+    for task in tasks:
+        task.instruction = ""
     return tasks
+
+
+def task_hash(st: SplitTask) -> str:
+    """Content hash of one task of a split (its dialogue, scene, start state, reference length)."""
+    return hashlib.sha256(json.dumps(st.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
 
 
 def split_hash(tasks: list[SplitTask]) -> str:
