@@ -18,9 +18,9 @@ from icalkit.data_gen.expert import reference_length
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.hand_written import HumanDialogue, human_task, load_human_dialogues
-from icalkit.envs.household.tasks.instructions import DIALOGUE_STYLES
+from icalkit.envs.household.tasks.instructions import DIALOGUE_STYLES, write_instructions
 from icalkit.envs.household.tasks.registry import TFD_TYPES, get_task_type
-from icalkit.envs.household.tasks.sampler import sample_task
+from icalkit.envs.household.tasks.sampler import friendly_params, sample_task
 from icalkit.envs.household.tasks.task import SPLITS, Task
 
 SPLIT_VERSION = 1
@@ -124,7 +124,7 @@ def split_tasks(cfg: SplitConfig, split: str) -> list[Task]:
     if cfg.dialogues == "template":
         return [sample_task(t, i, split, cfg.seed) for t in cfg.task_types for i in range(cfg.size)]
     if cfg.dialogues == "human":
-        tasks = [sample_task(t, i, split, cfg.seed, style="human") for t in cfg.task_types for i in range(cfg.size)]
+        tasks = [told_humanly(sample_task(t, i, split, cfg.seed)) for t in cfg.task_types for i in range(cfg.size)]
     else:
         by_type: dict[str, list[tuple[int, HumanDialogue]]] = {}
         for i, d in enumerate(load_human_dialogues(cfg.dialogues)):
@@ -134,6 +134,14 @@ def split_tasks(cfg: SplitConfig, split: str) -> list[Task]:
     for task in tasks:
         task.instruction = ""
     return tasks
+
+
+def told_humanly(task: Task) -> Task:
+    """``task`` with the generator's human-like dialogue instead of its template one: the same seed and
+    the same start objects for the location hints (``instructions.write_instructions``)."""
+    _, task.dialogue = write_instructions(task.task_type, friendly_params(task), task.task_id,
+                                          build_world(task).metadata(), style="human")
+    return task
 
 
 def task_hash(st: SplitTask) -> str:

@@ -79,7 +79,7 @@ def capacity_problem(task: Task, objects: list[dict]) -> str | None:
 
 def make_task(task_type: str, params: Mapping[str, str] | None = None, *, split: str = "train",
               index: int = 0, seed: int = 0, room_type: str | None = None,
-              scene_seed: int | None = None, grounded: bool = True, style: str = "template") -> Task:
+              scene_seed: int | None = None, grounded: bool = True) -> Task:
     """Build one task instance; unspecified choices are drawn deterministically.
 
     Args:
@@ -90,7 +90,6 @@ def make_task(task_type: str, params: Mapping[str, str] | None = None, *, split:
         room_type: room to use; None draws one of the task type's rooms.
         scene_seed: scene seed; None draws one.
         grounded: generate the scene to check the task starts unsolved and to mention locations.
-        style: the dialogue's style, "template" or "human" (``instructions.write_instructions``).
 
     Raises:
         TaskSpecError: unknown task type, bad parameter (named with its allowed values), or no
@@ -111,15 +110,13 @@ def make_task(task_type: str, params: Mapping[str, str] | None = None, *, split:
     objects = None
     if grounded:
         task, objects = _ground(task, rng, fixed_seed=scene_seed is not None)
-    task.instruction, task.dialogue = write_instructions(tt.name, friendly, task.task_id, objects, style)
+    task.instruction, task.dialogue = write_instructions(tt.name, friendly, task.task_id, objects)
     return task
 
 
-def sample_task(task_type: str, index: int, split: str, seed: int = 0, grounded: bool = True,
-                style: str = "template") -> Task:
-    """The ``index``-th task of a type in a split (deterministic in all arguments but ``style``, which
-    changes only the dialogue)."""
-    return make_task(task_type, split=split, index=index, seed=seed, grounded=grounded, style=style)
+def sample_task(task_type: str, index: int, split: str, seed: int = 0, grounded: bool = True) -> Task:
+    """The ``index``-th task of a type in a split (deterministic in all arguments)."""
+    return make_task(task_type, split=split, index=index, seed=seed, grounded=grounded)
 
 
 def task_from_id(task_id: str) -> Task:
