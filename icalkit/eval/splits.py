@@ -146,15 +146,19 @@ def told_humanly(task: Task) -> Task:
 
 def task_hash(st: SplitTask) -> str:
     """Content hash of one task of a split (its dialogue, scene, start state, reference length)."""
-    return hashlib.sha256(json.dumps(st.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha256(_canonical(st)).hexdigest()[:12]
 
 
 def split_hash(tasks: list[SplitTask]) -> str:
     """Content hash of a split (task ids, dialogues, scenes, reference lengths)."""
     h = hashlib.sha256()
     for st in tasks:
-        h.update(json.dumps(st.to_dict(), sort_keys=True).encode())
+        h.update(_canonical(st))
     return h.hexdigest()[:12]
+
+
+def _canonical(st: SplitTask) -> bytes:
+    return json.dumps(st.to_dict(), sort_keys=True).encode()
 
 
 def load_split(cfg: SplitConfig, split: str, progress: bool = True) -> list[SplitTask]:
