@@ -15,12 +15,18 @@ from icalkit.agents.planner_config import PlannerConfig
 from icalkit.envs.household.tasks.task import Task
 
 
+def whole_room(runtime: Any) -> set[str] | None:
+    """The room's object classes where the evaluation's object map shows the whole room; None without
+    it (an object not seen yet is not an absent one)."""
+    return runtime.known_types() if runtime.config.oracle_object_map else None
+
+
 def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task, runtime: Any,
              cfg: PlannerConfig) -> str:
     """``program`` (``example``'s, its classes renamed by ``mapping``) as ``cfg`` fits it to ``task``
     in the room ``runtime`` knows; absent objects only where the evaluation's object map shows the
     whole room (an object not seen yet is not an absent one)."""
-    room = runtime.known_types() if runtime.config.oracle_object_map else None
+    room = whole_room(runtime)
     if cfg.drop_absent and room is not None:
         program = drop_absent(program, room, changed_classes(example, mapping))[0]
     if cfg.drop_sliced and room is not None:

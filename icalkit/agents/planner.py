@@ -45,7 +45,7 @@ from icalkit.agents.context import (
     task_text,
     transfer_rate,
 )
-from icalkit.agents.copy_fitting import fit_copy
+from icalkit.agents.copy_fitting import fit_copy, whole_room
 from icalkit.agents.copy_progress import CopyProgress
 from icalkit.agents.demo_end_state import handled
 from icalkit.agents.executor import Executor, ExecutorLimits, Trace
@@ -295,9 +295,9 @@ class Planner:
             mapping = self._mentioned(task, executor, example)
         elif self.cfg.reground and program:
             mapping = self.replacements(task, executor, example, stats)
-        if self.cfg.stand_ins and program and executor.runtime.config.oracle_object_map:
-            mapping |= stand_ins(example, program, mapping, executor.runtime.known_types(),
-                                 task.dialogue or [task.instruction], self._mention_embedder())
+        if self.cfg.stand_ins and program and (room := whole_room(executor.runtime)) is not None:
+            mapping |= stand_ins(example, program, mapping, room, task.dialogue or [task.instruction],
+                                 self._mention_embedder())
         return fit_copy(replace_classes(program, mapping), example, mapping, task, executor.runtime, self.cfg), mapping
 
     def composed(self, task: Task, executor: Executor, top_type: str, stats: CallStats) -> list[list[Any]]:
