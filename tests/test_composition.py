@@ -76,6 +76,23 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
     # a clause of where a thing is names no dish, even when it begins with an article
     assert request_items([("Commander", "a mug of coffee please, a knife is in the sink"),
                           ("Commander", "and you'll find a plate in the cabinet")]) == (["a mug of coffee please"], [])
+    # a dish without an article joined to the next by a list's conjunction ("+", "and"); not a greeting
+    assert request_items([("Commander", "coffee in a clean mug + an apple slice on a plate")])[0] == [
+        "coffee in a clean mug", "an apple slice on a plate"]
+    assert request_items([("Commander", "toast on one plate and a slice of apple on another plate")])[0] == [
+        "toast on one plate", "a slice of apple on another plate"]
+    assert request_items([("Commander", "hey, a mug of coffee")])[0] == ["a mug of coffee"]
+    # a sentence that carries the dishes, or sets the meal, somewhere says where they go
+    assert request_items([("Commander", "brekkie pls. first a mug of coffee"),
+                          ("Commander", "then carry the coffee and the plate to the dining table")]) == (
+        ["a mug of coffee"], ["to the dining table"])
+    assert request_items([("Commander", "can you set up my breakfast on the dining table")]) == (
+        [], ["on the dining table"])
+    assert request_items([("Commander", "i want the first meal of the day ready on the counter")]) == (
+        [], ["on the counter"])
+    # ... but not a step that puts a thing somewhere while dishes are listed, nor the meal named in a list
+    assert request_items([("Commander", "so brunch please: a mug of coffee and a plate of toast")])[1] == []
+    assert request_items([("Commander", "put the bread in the toaster")]) == ([], [])
 
 
 def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
@@ -142,6 +159,11 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
                                                             ("an apple slice on a plate", "N Slices Of X In Y")]
     assert serving_place(serving, room, breakfast_memory.text_embedder) == "CounterTop"
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])
+    # one dish told twice ("a toast", then "a slice of toast on a plate") is one part, the better-answered item
+    twice = [("Commander", "i want a coffee and a toast"), ("Commander", "now a slice of toast on a plate")]
+    parts, _ = composer.parts(twice, "Breakfast", room, task.task_id)
+    assert [(item, ex.task_type) for item, ex in parts] == [("a coffee", "Coffee"),
+                                                            ("a slice of toast on a plate", "Plate Of Toast")]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 

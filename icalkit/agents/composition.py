@@ -86,7 +86,15 @@ SERVE = re.compile(r"\b(?:all|everything)\b|\bboth\s+(?:go|goes|on|onto|in|at)\b
                    re.IGNORECASE)
 LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)  # "first" alone is no dish
 PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
-SEPARATOR = re.compile(r"[,:]|\band\b|\s-\s")
+# a sentence that moves the dishes, or sets the meal, somewhere: "then carry the coffee and the plate to the
+# dining table", "set up my breakfast on the table"; its place is the serving clause ("to the dining table")
+MEAL = re.compile(r"\b(?:breakfast|brunch|lunch|dinner|meal)\b", re.IGNORECASE)
+MOVES = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|place|set|leave|serve)\b|" + MEAL.pattern,
+                   re.IGNORECASE)
+MOVED_TO = re.compile(r"\b(?:to|on|onto|at)\s+(?:the|my)\s+[\w\s]+$", re.IGNORECASE)
+# between chunks: a list's conjunction ("and", "+", "&", "plus") or another separator
+SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|[+&])|[,:]|\s-\s)\s*")
+CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
 
 
 def asked(texts: Sequence[str]) -> list[str]:
@@ -114,22 +122,31 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     serving: list[str] = []
     for text in asked(said):
         for sentence in SENTENCE.split(text.strip()):
+            sentence = sentence.strip(" .!?;")
             current: list[str] = []
             listed, led = LEAD.subn("", sentence, count=1)
-            bare = False  # the item being read began without an article, after a lead ("I want coffee")
-            for chunk in (c.strip(" .!?;") for c in SEPARATOR.split(listed)):
+            bare = told = False  # bare: the item being read began without an article, after a lead ("I want coffee")
+            before = ""  # a chunk before the first item, joined to it by a conjunction ("coffee in a mug + a toast")
+            parts = SEPARATOR.split(listed)
+            for chunk, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
+                chunk = chunk.strip(" .!?;")
                 if not chunk:
                     continue
                 if step := ITEM.match(chunk):
+                    current += [before] if before and not current else []
                     current.append(chunk[step.end():])
                     bare = False
                 elif SERVE.search(chunk) or (current and PLACE.match(chunk)):
                     serving.append(chunk)
-                elif led and (bare or not current) and (dish := LEADING_STEPS.sub("", chunk)):
+                    told = True
+                elif led and (bare or not current) and not MEAL.search(chunk) and (dish := LEADING_STEPS.sub("", chunk)):
                     current.append(dish)  # after a lead, a chunk without an article is a dish of its own
                     bare = True
                 elif current:
                     current[-1] += " and " + chunk
+                before = chunk if not current and CONJUNCTION.fullmatch(sep) else ""
+            if not current and not told and MOVES.search(sentence) and (place := MOVED_TO.search(sentence)):
+                serving.append(place.group(0))  # "then carry the coffee and the plate to the dining table"
             items += current
     return list(dict.fromkeys(i.lower() for i in items)), serving
 
@@ -358,15 +375,17 @@ class Composer:
               ) -> tuple[list[tuple[str, Any]], list[str]]:
         """``(item, demonstration)`` for each item of the request that one answers at :data:`ITEM_SIM`
         (of the types that are not composite; the room's best fit among its hits), and the serving
-        clauses; no parts when ``top_type``, the retrieved type, is not composite."""
+        clauses; no parts when ``top_type``, the retrieved type, is not composite. Items answered best
+        by one type are one dish told twice ("a toast", then "a slice of toast on a plate"): the item
+        that type answers best is its part."""
         composite = self.composite_types()
         if top_type not in composite:
             return [], []
         items, serving = request_items(dialogue)
         simple = {e.task_type for e in self.examples} - composite
-        out = []
+        found: dict[str, tuple[float, str, list[Any]]] = {}  # task type -> its best item (in the order first told)
         for item in items:
             sim, hits = self._best(item, simple, {task_id})
-            if sim >= ITEM_SIM and hits:
-                out.append((item, room_fit_order(hits, room, self.transfer)[0]))
-        return out, serving
+            if sim >= ITEM_SIM and hits and sim > found.get(hits[0].task_type, (-1.0,))[0]:
+                found[hits[0].task_type] = (sim, item, hits)
+        return [(item, room_fit_order(hits, room, self.transfer)[0]) for _, item, hits in found.values()], serving
