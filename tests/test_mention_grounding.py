@@ -174,7 +174,8 @@ def test_class_phrases_plurals_and_the_requests_of_a_dialogue():
     """A class name in words (a run of capitals is one word; the simulator's own bathroom counter named
     as one), the singular of a plural noun, and each clause of an utterance cut at its first hint of
     where a thing is — "find the newspapers and leave them on the couch", "try to put it on the table"
-    and "make sure it is on the sofa" are requests, "you'll find one in the bin" a hint."""
+    and "make sure it is on the sofa" are requests, "you'll find one in the bin" a hint; the Driver's
+    turns ask for nothing."""
     assert [class_phrase(c) for c in ("TVStand", "CD", "DiningTable", "CounterTopBath")] == [
         "tv stand", "cd", "dining table", "bathroom counter top"]
     words = "pots dishes glasses vases potatoes batteries shelves knives clothes cds this bus lettuce is has was"
@@ -191,6 +192,9 @@ def test_class_phrases_plurals_and_the_requests_of_a_dialogue():
     assert requests(asks) == [a if isinstance(a, str) else a[1] for a in asks]  # requests, kept whole
     assert requests(["The mugs are in the cabinet, please put them on the table"]) == [
         "The mugs  please put them on the table"]  # a hint's clause cut, the request's kept
+    # the Driver asks for nothing: where it found a thing is no place asked for (its turn kept, empty)
+    assert requests([("Commander", "stack em all on the coffee table"), ("Driver", "grabbed the one on the sofa"),
+                     "Driver: the last one was on the shelf"]) == ["stack em all on the coffee table", "", ""]
 
 
 def test_mention_reground_puts_things_where_the_dialogue_asks_not_where_they_are(embedder):

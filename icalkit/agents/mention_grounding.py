@@ -72,8 +72,11 @@ def requests(dialogue: Sequence[Any]) -> list[str]:
     (:data:`HINT`) unless it asks for a state (:data:`ASKS`: "make sure the remote is on the sofa"): what
     it asks for, not where the objects are found ("scrub brush is in the sink" -> "scrub brush"; "the
     mugs are in the cabinet, please put them on the table" -> "the mugs  please put them on the
-    table")."""
-    texts = (t if isinstance(t, str) else str(t[-1]) for t in dialogue)
+    table"). The Driver asks nothing: its turns are "" (where it found a thing, "grabbed the one on the
+    sofa", is no place asked for), kept in their places so that each request keeps its decay."""
+    turns = (turn.partition(": ")[::2] if isinstance(turn, str) and turn.startswith("Driver: ") else turn
+             for turn in dialogue)
+    texts = (t if isinstance(t, str) else "" if t[0] == "Driver" else str(t[-1]) for t in turns)
     return ["".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(text)) for text in texts]
 
 
