@@ -50,6 +50,12 @@ def test_the_dialogue_says_how_many_pieces_of_each_food():
     assert asked_pieces(["slice the tomato and the lettuce", "put two slices in the bowl"]) == {}  # which one?
     assert asked_pieces(["cut the potato into six slices", "put two mugs and a slice of potato"]) == {
         "PotatoSliced": 1}
+    # chat's counts: "x2", "2x", and one count for each food a sentence lists
+    assert asked_pieces(["lettuce x2 + a tomato slice, plated", "and 2x apple"]) == {
+        "LettuceSliced": 2, "TomatoSliced": 1, "AppleSliced": 2}
+    assert asked_pieces(["lettuce, tomato and a cooked potato, one slice of each"]) == {
+        "LettuceSliced": 1, "TomatoSliced": 1, "PotatoSliced": 1}
+    assert asked_pieces(["the box x2 please"]) == {}  # no food
 
 
 def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():

@@ -4,7 +4,8 @@ A demonstration of a sandwich put one slice of lettuce on the plate; the new dia
 slices of lettuce and a slice of tomato". The copy does everything else right and the task stays
 unfinished, and nothing in the copied demonstration's end state says so. The numbers are in the
 dialogue, next to the food: "two slices of tomato", "an apple slice", "three pieces of red potato",
-or alone where one food is named ("slice the potato ... put two slices in the bowl").
+"lettuce x2", for each food listed ("lettuce and tomato, one slice of each"), or alone where one food
+is named ("slice the potato ... put two slices in the bowl").
 :func:`asked_pieces` reads them; :func:`serve_pieces` adds to the copy, after its last placement of a
 piece of that food on the receptacle holding most of them (the plate), the placements of as many
 further pieces as are missing (``InteractionObject("LettuceSliced", parent_object=lettuce)``: the
@@ -36,18 +37,23 @@ _CUT = r"(?:slices?|pieces?|bits?)"
 _FOOD = r"(" + "|".join(sorted(PIECES, key=len, reverse=True)) + r")\b"
 SLICE_OF = re.compile(_COUNT + _CUT + r"\s+of\s+(?:[a-z]+\s+){0,2}?" + _FOOD)  # "two slices of the red tomato"
 FOOD_SLICE = re.compile(_COUNT + r"(?:[a-z]+\s+)??" + _FOOD + r"\s+" + _CUT + r"\b")  # "an apple slice"
-ALONE = re.compile(r"(?<!into )" + _COUNT + _CUT + r"\b(?!\s+of\b)")  # "put two slices in the bowl", not "into six slices"
+ALONE = re.compile(r"(?<!into )" + _COUNT + _CUT + r"\b(?!\s+(?:of\b|each\b))")  # "put two slices in the bowl", not "into six slices"
 FOOD = re.compile(r"\b" + _FOOD)
+TIMES = re.compile(r"\b" + _FOOD + r"\s*x\s*([1-6])\b|\b([1-6])\s*x\s*" + _FOOD)  # "lettuce x2", "2x tomato"
+EACH = re.compile(_COUNT + _CUT + r"\s+(?:of\s+)?each\b")  # "lettuce, tomato and potato, one slice of each"
 
 
 def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
-    """Piece class -> the largest number of its pieces the ``texts`` ask for (the dialogue's words);
-    a number without a food counts for the one food the texts name (none where they name several)."""
+    """Piece class -> the largest number of its pieces the ``texts`` ask for (the dialogue's words:
+    "two slices of tomato", "an apple slice", "lettuce x2"; "one slice of each" for every food its text
+    names); a number without a food counts for the one food the texts name (none where they name several)."""
     texts = [t.lower() for t in texts]
     asked: dict[str, int] = {}
     foods = {PIECES[f] for t in texts for f in FOOD.findall(t)}
     for text in texts:
         found = [(n, PIECES[f]) for pattern in (SLICE_OF, FOOD_SLICE) for n, f in pattern.findall(text)]
+        found += [(n or m, PIECES[f or g]) for f, n, m, g in TIMES.findall(text)]
+        found += [(n, PIECES[f]) for n in EACH.findall(text) for f in FOOD.findall(text)]
         found += [(n, next(iter(foods))) for n in ALONE.findall(text)] if len(foods) == 1 else []
         for number, piece in found:
             asked[piece] = max(asked.get(piece, 0), NUMBERS.get(number) or int(number))
