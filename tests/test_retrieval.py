@@ -196,6 +196,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
 
     from icalkit.envs.household.tasks.hand_written import (
         DEV_DIALOGUES,
+        TEST2_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -210,12 +211,15 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     # written without copying the test set; one short turn came out word for word the same in both
     # (found after the dev set was used; kept so that the dev figures in docs/memory.md reproduce)
     assert long_turns(dev) & long_turns(hand) == {"2 lettuce slices and a tomato slice"}
+    test2 = load_human_dialogues(TEST2_DIALOGUES)  # round 29's test set, by a writer who never read the reader
+    assert Counter(d.task_type for d in test2) == dict.fromkeys(TFD_TYPES, 4)
+    assert not long_turns(test2) & (long_turns(hand) | long_turns(dev))
     with pytest.raises(RetrieverDataError, match="held-out test set"):
         check_held_out([{"anchor": dev[0].dialogue[0][1] + " " + dev[0].dialogue[1][1], "positive": "x"}],
                        [*hand, *dev])
     rows = training_pairs(TFD_TYPES, 3, seed=1, keys=("commander", "dialogue"))
     assert {r["task_type"] for r in rows} == set(TFD_TYPES)
-    check_held_out(rows, hand)
+    check_held_out(rows, [*hand, *test2])
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
     with pytest.raises(RetrieverDataError, match="held-out test set"):
         check_held_out(leaked, hand)
