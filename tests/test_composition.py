@@ -15,6 +15,7 @@ from icalkit.agents.composition import (
     compose,
     products,
     request_items,
+    same_dish,
     serving_place,
 )
 from icalkit.agents.demo_end_state import Check
@@ -76,23 +77,30 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
     # a clause of where a thing is names no dish, even when it begins with an article
     assert request_items([("Commander", "a mug of coffee please, a knife is in the sink"),
                           ("Commander", "and you'll find a plate in the cabinet")]) == (["a mug of coffee please"], [])
-    # a dish without an article joined to the next by a list's conjunction ("+", "and"); not a greeting
+    # dishes without an article joined to the first item by a list's conjunction ("+", "and", "plus");
+    # not a greeting, a negation or the meal
     assert request_items([("Commander", "coffee in a clean mug + an apple slice on a plate")])[0] == [
         "coffee in a clean mug", "an apple slice on a plate"]
-    assert request_items([("Commander", "toast on one plate and a slice of apple on another plate")])[0] == [
-        "toast on one plate", "a slice of apple on another plate"]
-    assert request_items([("Commander", "hey, a mug of coffee")])[0] == ["a mug of coffee"]
-    # a sentence that carries the dishes, or sets the meal, somewhere says where they go
+    assert request_items([("Commander", "coffee and toast + an apple slice on a plate")])[0] == [
+        "coffee", "toast", "an apple slice on a plate"]
+    assert request_items([("Commander", "Coffee AND a plate of toast")])[0] == ["coffee", "a plate of toast"]
+    for said in ("good morning and a coffee", "no toast and a coffee", "breakfast + a coffee", "hey, a coffee"):
+        assert request_items([("Commander", said)])[0] == ["a coffee"], said
+    # where no clause says where everything goes, a sentence that carries the dishes or sets the meal does
     assert request_items([("Commander", "brekkie pls. first a mug of coffee"),
-                          ("Commander", "then carry the coffee and the plate to the dining table")]) == (
-        ["a mug of coffee"], ["to the dining table"])
+                          ("Commander", "then carry the coffee and the plate to the dining table, thanks")]) == (
+        ["a mug of coffee"], ["on the dining table"])
     assert request_items([("Commander", "can you set up my breakfast on the dining table")]) == (
         [], ["on the dining table"])
     assert request_items([("Commander", "i want the first meal of the day ready on the counter")]) == (
         [], ["on the counter"])
-    # ... but not a step that puts a thing somewhere while dishes are listed, nor the meal named in a list
+    # ... not one that moves one thing, nor one next to a clause that says where everything goes
+    for step in ("put the knife on the counter", "take the bread to the toaster", "set it on the table",
+                 "put the mug on the coffee machine and turn it on"):
+        assert request_items([("Commander", "a mug of coffee and a plate of toast"), ("Commander", step)])[1] == []
+    assert request_items([("Commander", "a mug of coffee and a plate of toast, all on the table"),
+                          ("Commander", "and for breakfast bring them to the counter")])[1] == ["all on the table"]
     assert request_items([("Commander", "so brunch please: a mug of coffee and a plate of toast")])[1] == []
-    assert request_items([("Commander", "put the bread in the toaster")]) == ([], [])
 
 
 def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
@@ -159,7 +167,10 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
                                                             ("an apple slice on a plate", "N Slices Of X In Y")]
     assert serving_place(serving, room, breakfast_memory.text_embedder) == "CounterTop"
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])
-    # one dish told twice ("a toast", then "a slice of toast on a plate") is one part, the better-answered item
+    # one dish told twice ("a toast", then "a slice of toast on a plate") is one part, the better-answered
+    # item; two dishes whose demonstrations are of one type stay two
+    assert same_dish("a toast", "a slice of toast on a plate") and same_dish("coffee", "a mug of coffee")
+    assert not same_dish("two cooked potato slices on a plate", "an apple slice on a plate")
     twice = [("Commander", "i want a coffee and a toast"), ("Commander", "now a slice of toast on a plate")]
     parts, _ = composer.parts(twice, "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("a coffee", "Coffee"),

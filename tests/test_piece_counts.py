@@ -56,6 +56,10 @@ def test_the_dialogue_says_how_many_pieces_of_each_food():
     assert asked_pieces(["lettuce, tomato and a cooked potato, one slice of each"]) == {
         "LettuceSliced": 1, "TomatoSliced": 1, "PotatoSliced": 1}
     assert asked_pieces(["the box x2 please"]) == {}  # no food
+    assert asked_pieces(["lettuce 2x tomato 1x"]) == {"LettuceSliced": 2, "TomatoSliced": 1}
+    # "each" counts the foods its sentence names before it, not one it says no to
+    assert asked_pieces(["grab the knife by the apple. no tomato, lettuce and potato, two slices of each"]) == {
+        "LettuceSliced": 2, "PotatoSliced": 2}
 
 
 def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():

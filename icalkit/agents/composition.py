@@ -86,15 +86,22 @@ SERVE = re.compile(r"\b(?:all|everything)\b|\bboth\s+(?:go|goes|on|onto|in|at)\b
                    re.IGNORECASE)
 LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)  # "first" alone is no dish
 PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
-# a sentence that moves the dishes, or sets the meal, somewhere: "then carry the coffee and the plate to the
-# dining table", "set up my breakfast on the table"; its place is the serving clause ("to the dining table")
-MEAL = re.compile(r"\b(?:breakfast|brunch|lunch|dinner|meal)\b", re.IGNORECASE)
-MOVES = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|place|set|leave|serve)\b|" + MEAL.pattern,
-                   re.IGNORECASE)
-MOVED_TO = re.compile(r"\b(?:to|on|onto|at)\s+(?:the|my)\s+[\w\s]+$", re.IGNORECASE)
+MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
+NOT_LISTED = re.compile(MEAL + r"|\b(?:no|not|without|skip|except|don'?t)\b"  # no dish: the meal, a negation,
+                        r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning)\b",  # a greeting
+                        re.IGNORECASE)
+# a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
+# the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
+# day ready on the counter"; read only where no other clause says where everything goes
+TO_PLACE = r"\s+(?:to|on|onto|at)\s+(?:the|my)\s+(?P<place>(?:(?!(?:and|then|please|thanks?)\b)\w+\s*){1,3})"
+MOVED = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|place|set(?:\s+up)?|leave|serve)\s+"
+                   r"(?P<what>.+?)" + TO_PLACE, re.IGNORECASE)
+DISHES = re.compile(r"\b(?:them|both|all|everything|and)\b|" + MEAL, re.IGNORECASE)
+MEAL_AT = re.compile(MEAL + r".*?" + TO_PLACE, re.IGNORECASE)
 # between chunks: a list's conjunction ("and", "+", "&", "plus") or another separator
-SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|[+&])|[,:]|\s-\s)\s*")
+SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|[+&])|[,:]|\s-\s)\s*", re.IGNORECASE)
 CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
+FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 
 
 def asked(texts: Sequence[str]) -> list[str]:
@@ -107,48 +114,79 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     """The items the Commander's requests list (each once), and the clauses that say where all of them go.
 
     Each Commander turn, without its clauses of where things are (:func:`asked`), is read sentence by
-    sentence, after its lead ("Make breakfast:", "I want"), as chunks between commas, colons, "and" and
-    dashes. An item begins with a chunk that begins with an article or a number after at most a step's
-    words (:data:`ITEM`: "then a plate of toast"), with a step that makes a dish ("first make coffee":
-    "coffee") or one that cooks ("then toast a slice of bread", kept whole). After a lead, a chunk
-    without an article is a dish of its own while no item with one began ("I want coffee and toast").
-    A chunk with "all" or "everything", where "both" go, that puts "them", or a place that ends the
-    list says where everything goes (:data:`SERVE`, :data:`PLACE`: "all on the kitchen table", "both go
-    on the table", "leave them on the counter", "…, on the table"). Any other chunk joins the item
-    before it ("a sandwich with lettuce" + "tomato"), or is the sentence's lead when no item began yet
-    ("Breakfast time!"). Accepts task and stored-example dialogues."""
+    sentence (:func:`sentence_items`). Where no sentence's chunks say where everything goes, a sentence
+    that carries the dishes or sets the meal somewhere does (:func:`moved_place`). Accepts task and
+    stored-example dialogues."""
     said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
     items: list[str] = []
     serving: list[str] = []
+    moved: list[str] = []
     for text in asked(said):
         for sentence in SENTENCE.split(text.strip()):
-            sentence = sentence.strip(" .!?;")
-            current: list[str] = []
-            listed, led = LEAD.subn("", sentence, count=1)
-            bare = told = False  # bare: the item being read began without an article, after a lead ("I want coffee")
-            before = ""  # a chunk before the first item, joined to it by a conjunction ("coffee in a mug + a toast")
-            parts = SEPARATOR.split(listed)
-            for chunk, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
-                chunk = chunk.strip(" .!?;")
-                if not chunk:
-                    continue
-                if step := ITEM.match(chunk):
-                    current += [before] if before and not current else []
-                    current.append(chunk[step.end():])
-                    bare = False
-                elif SERVE.search(chunk) or (current and PLACE.match(chunk)):
-                    serving.append(chunk)
-                    told = True
-                elif led and (bare or not current) and not MEAL.search(chunk) and (dish := LEADING_STEPS.sub("", chunk)):
-                    current.append(dish)  # after a lead, a chunk without an article is a dish of its own
-                    bare = True
-                elif current:
-                    current[-1] += " and " + chunk
-                before = chunk if not current and CONJUNCTION.fullmatch(sep) else ""
-            if not current and not told and MOVES.search(sentence) and (place := MOVED_TO.search(sentence)):
-                serving.append(place.group(0))  # "then carry the coffee and the plate to the dining table"
-            items += current
-    return list(dict.fromkeys(i.lower() for i in items)), serving
+            listed, told = sentence_items(sentence.strip(" .!?;"))
+            items += listed
+            serving += told
+            place = None if listed or told else moved_place(sentence.strip(" .!?;"))
+            moved += [place] if place else []
+    return list(dict.fromkeys(i.lower() for i in items)), serving or moved
+
+
+def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
+    """A sentence's items and serving clauses, read after its lead ("Make breakfast:", "I want") as chunks
+    between commas, colons, dashes and a list's conjunctions ("and", "+", "&", "plus").
+
+    An item begins with a chunk that begins with an article or a number after at most a step's words
+    (:data:`ITEM`: "then a plate of toast"), with a step that makes a dish ("first make coffee": "coffee")
+    or one that cooks ("then toast a slice of bread", kept whole). The chunks before the first such item
+    that a conjunction joins to it are dishes too ("coffee in a clean mug + an apple slice"), as is, after
+    a lead, a chunk without an article while no item with one began ("I want coffee and toast"); not the
+    meal, a negation or a greeting (:data:`NOT_LISTED`). A chunk with "all" or "everything", where "both"
+    go, that puts "them", or a place that ends the list says where everything goes (:data:`SERVE`,
+    :data:`PLACE`: "all on the kitchen table", "both go on the table", "leave them on the counter", "…, on
+    the table"). Any other chunk joins the item before it ("a sandwich with lettuce" + "tomato"), or is
+    the sentence's lead when no item began yet ("Breakfast time!")."""
+    current: list[str] = []
+    serving: list[str] = []
+    listed, led = LEAD.subn("", sentence, count=1)
+    bare = False  # the item being read began without an article, after a lead ("I want coffee")
+    before: list[str] = []  # dishes without an article before the first item, each joined by a conjunction
+    parts = SEPARATOR.split(listed)
+    for chunk, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
+        chunk = chunk.strip(" .!?;")
+        dish = LEADING_STEPS.sub("", chunk) if chunk and not NOT_LISTED.search(chunk) else ""
+        if not chunk:
+            continue
+        if step := ITEM.match(chunk):
+            current += before if not current else []
+            current.append(chunk[step.end():])
+            bare = False
+        elif SERVE.search(chunk) or (current and PLACE.match(chunk)):
+            serving.append(chunk)
+            dish = ""
+        elif led and (bare or not current) and dish:
+            current.append(dish)  # after a lead, a chunk without an article is a dish of its own
+            bare = True
+        elif current:
+            current[-1] += " and " + chunk
+        before = [*before, dish] if dish and not current and CONJUNCTION.fullmatch(sep) else []
+    return current, serving
+
+
+def moved_place(sentence: str) -> str | None:
+    """Where a sentence carries the dishes ("them", "both", "it all", two things) or sets the meal
+    (:data:`MOVED`, :data:`MEAL_AT`): "then carry the coffee and the plate to the dining table" -> "on the
+    dining table"; None for any other sentence ("put the knife on the counter")."""
+    found = MOVED.search(sentence)
+    if not (found and DISHES.search(found["what"])):
+        found = MEAL_AT.search(sentence)
+    return f"on the {found['place'].strip()}" if found else None
+
+
+def same_dish(a: str, b: str) -> bool:
+    """Whether two items name one dish, one's words (less articles, counts and prepositions) within the
+    other's: "a toast" and "a slice of toast on a plate"; not "two cooked potato slices" and "an apple slice"."""
+    words = [set(re.findall(r"[a-z]+", x.lower())) - FILLER for x in (a, b)]
+    return bool(words[0] and words[1]) and (words[0] <= words[1] or words[1] <= words[0])
 
 
 def product_ids(example: Any) -> list[str]:
@@ -375,17 +413,24 @@ class Composer:
               ) -> tuple[list[tuple[str, Any]], list[str]]:
         """``(item, demonstration)`` for each item of the request that one answers at :data:`ITEM_SIM`
         (of the types that are not composite; the room's best fit among its hits), and the serving
-        clauses; no parts when ``top_type``, the retrieved type, is not composite. Items answered best
-        by one type are one dish told twice ("a toast", then "a slice of toast on a plate"): the item
-        that type answers best is its part."""
+        clauses; no parts when ``top_type``, the retrieved type, is not composite. Two items whose
+        demonstrations are of one type and that name one dish (:func:`same_dish`: "a toast", then "a slice
+        of toast on a plate") are one part, the better-answered item's."""
         composite = self.composite_types()
         if top_type not in composite:
             return [], []
         items, serving = request_items(dialogue)
         simple = {e.task_type for e in self.examples} - composite
-        found: dict[str, tuple[float, str, list[Any]]] = {}  # task type -> its best item (in the order first told)
+        chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         for item in items:
             sim, hits = self._best(item, simple, {task_id})
-            if sim >= ITEM_SIM and hits and sim > found.get(hits[0].task_type, (-1.0,))[0]:
-                found[hits[0].task_type] = (sim, item, hits)
-        return [(item, room_fit_order(hits, room, self.transfer)[0]) for _, item, hits in found.values()], serving
+            if sim < ITEM_SIM or not hits:
+                continue
+            example = room_fit_order(hits, room, self.transfer)[0]
+            told = next((i for i, (_, other, ex) in enumerate(chosen)
+                         if ex.task_type == example.task_type and same_dish(item, other)), None)
+            if told is None:
+                chosen.append((sim, item, example))
+            elif sim > chosen[told][0]:
+                chosen[told] = (sim, item, example)
+        return [(item, example) for _, item, example in chosen], serving

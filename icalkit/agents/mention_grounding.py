@@ -74,10 +74,15 @@ def requests(dialogue: Sequence[Any]) -> list[str]:
     mugs are in the cabinet, please put them on the table" -> "the mugs  please put them on the
     table"). The Driver asks nothing: its turns are "" (where it found a thing, "grabbed the one on the
     sofa", is no place asked for), kept in their places so that each request keeps its decay."""
-    turns = (turn.partition(": ")[::2] if isinstance(turn, str) and turn.startswith("Driver: ") else turn
-             for turn in dialogue)
-    texts = (t if isinstance(t, str) else "" if t[0] == "Driver" else str(t[-1]) for t in turns)
+    texts = (_commander_text(turn) for turn in dialogue)
     return ["".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(text)) for text in texts]
+
+
+def _commander_text(turn: Any) -> str:
+    """A turn's text, "" for the Driver's (a ``("Driver", text)`` pair or a "Driver: ..." line)."""
+    if isinstance(turn, str):
+        return "" if turn.startswith("Driver: ") else turn
+    return "" if turn[0] == "Driver" else str(turn[-1])
 
 
 def singular(word: str) -> str:

@@ -39,21 +39,25 @@ SLICE_OF = re.compile(_COUNT + _CUT + r"\s+of\s+(?:[a-z]+\s+){0,2}?" + _FOOD)  #
 FOOD_SLICE = re.compile(_COUNT + r"(?:[a-z]+\s+)??" + _FOOD + r"\s+" + _CUT + r"\b")  # "an apple slice"
 ALONE = re.compile(r"(?<!into )" + _COUNT + _CUT + r"\b(?!\s+(?:of\b|each\b))")  # "put two slices in the bowl", not "into six slices"
 FOOD = re.compile(r"\b" + _FOOD)
-TIMES = re.compile(r"\b" + _FOOD + r"\s*x\s*([1-6])\b|\b([1-6])\s*x\s*" + _FOOD)  # "lettuce x2", "2x tomato"
+# "lettuce x2", "lettuce 2x" (read first: "lettuce 2x tomato 1x"), "2x tomato"
+TIMES = re.compile(r"\b" + _FOOD + r"\s*x\s*([1-6])\b|\b" + _FOOD + r"\s+([1-6])\s*x\b|\b([1-6])\s*x\s*" + _FOOD)
 EACH = re.compile(_COUNT + _CUT + r"\s+(?:of\s+)?each\b")  # "lettuce, tomato and potato, one slice of each"
+NOT_ASKED = re.compile(r"\b(?:no|not|without|skip|except)\s+(?:the\s+|any\s+)?" + _FOOD)  # "no tomato"
+SENTENCE = re.compile(r"[^.!?;]+")
 
 
 def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
     """Piece class -> the largest number of its pieces the ``texts`` ask for (the dialogue's words:
-    "two slices of tomato", "an apple slice", "lettuce x2"; "one slice of each" for every food its text
-    names); a number without a food counts for the one food the texts name (none where they name several)."""
+    "two slices of tomato", "an apple slice", "lettuce x2"; "one slice of each" for every food its sentence
+    names before it, not one it says no to); a number without a food counts for the one food the texts name (none where they name several)."""
     texts = [t.lower() for t in texts]
     asked: dict[str, int] = {}
     foods = {PIECES[f] for t in texts for f in FOOD.findall(t)}
     for text in texts:
         found = [(n, PIECES[f]) for pattern in (SLICE_OF, FOOD_SLICE) for n, f in pattern.findall(text)]
-        found += [(n or m, PIECES[f or g]) for f, n, m, g in TIMES.findall(text)]
-        found += [(n, PIECES[f]) for n in EACH.findall(text) for f in FOOD.findall(text)]
+        found += [(n1 or n2 or n3, PIECES[f1 or f2 or f3]) for f1, n1, f2, n2, n3, f3 in TIMES.findall(text)]
+        found += [(each.group(1), PIECES[f]) for sentence in SENTENCE.findall(text) for each in EACH.finditer(sentence)
+                  for f in FOOD.findall(NOT_ASKED.sub("", sentence[:each.start()]))]
         found += [(n, next(iter(foods))) for n in ALONE.findall(text)] if len(foods) == 1 else []
         for number, piece in found:
             asked[piece] = max(asked.get(piece, 0), NUMBERS.get(number) or int(number))
