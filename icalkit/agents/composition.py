@@ -153,9 +153,9 @@ def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
     parts = SEPARATOR.split(listed)
     for chunk, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
         chunk = chunk.strip(" .!?;")
-        dish = LEADING_STEPS.sub("", chunk) if chunk and not NOT_LISTED.search(chunk) else ""
         if not chunk:
             continue
+        dish = "" if NOT_LISTED.search(chunk) else LEADING_STEPS.sub("", chunk)
         if step := ITEM.match(chunk):
             current += before if not current else []
             current.append(chunk[step.end():])

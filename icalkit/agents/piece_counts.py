@@ -37,7 +37,8 @@ _CUT = r"(?:slices?|pieces?|bits?)"
 _FOOD = r"(" + "|".join(sorted(PIECES, key=len, reverse=True)) + r")\b"
 SLICE_OF = re.compile(_COUNT + _CUT + r"\s+of\s+(?:[a-z]+\s+){0,2}?" + _FOOD)  # "two slices of the red tomato"
 FOOD_SLICE = re.compile(_COUNT + r"(?:[a-z]+\s+)??" + _FOOD + r"\s+" + _CUT + r"\b")  # "an apple slice"
-ALONE = re.compile(r"(?<!into )" + _COUNT + _CUT + r"\b(?!\s+(?:of\b|each\b))")  # "put two slices in the bowl", not "into six slices"
+# "put two slices in the bowl", not "into six slices" nor "two slices of each"
+ALONE = re.compile(r"(?<!into )" + _COUNT + _CUT + r"\b(?!\s+(?:of\b|each\b))")
 FOOD = re.compile(r"\b" + _FOOD)
 # "lettuce x2", "lettuce 2x" (read first: "lettuce 2x tomato 1x"), "2x tomato"
 TIMES = re.compile(r"\b" + _FOOD + r"\s*x\s*([1-6])\b|\b" + _FOOD + r"\s+([1-6])\s*x\b|\b([1-6])\s*x\s*" + _FOOD)
@@ -48,8 +49,9 @@ SENTENCE = re.compile(r"[^.!?;]+")
 
 def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
     """Piece class -> the largest number of its pieces the ``texts`` ask for (the dialogue's words:
-    "two slices of tomato", "an apple slice", "lettuce x2"; "one slice of each" for every food its sentence
-    names before it, not one it says no to); a number without a food counts for the one food the texts name (none where they name several)."""
+    "two slices of tomato", "an apple slice", "lettuce x2"; "one slice of each" for every food its
+    sentence names before it, not one it says no to); a number without a food counts for the one food
+    the texts name (none where they name several)."""
     texts = [t.lower() for t in texts]
     asked: dict[str, int] = {}
     foods = {PIECES[f] for t in texts for f in FOOD.findall(t)}
