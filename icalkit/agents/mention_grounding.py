@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from icalkit.memory.keys import dialogue_turns
+
 MIN_SCORE = 0.6  # chosen on valid_seen's 300 (task, example) pairs: 0.5 / 0.6 / 0.7
 DECAY = 0.1  # per utterance (0.02, 0.05, 0.1 tie on valid_seen, 0.2 is worse)
 NOT_PLURAL = frozenset({"has", "was", "its", "yes", "gas", "news", "always", "perhaps"})
@@ -79,10 +81,9 @@ def requests(dialogue: Sequence[Any]) -> list[str]:
 
 
 def _commander_text(turn: Any) -> str:
-    """A turn's text, "" for the Driver's (a ``("Driver", text)`` pair or a "Driver: ..." line)."""
-    if isinstance(turn, str):
-        return "" if turn.startswith("Driver: ") else turn
-    return "" if turn[0] == "Driver" else str(turn[-1])
+    """A turn's text (:func:`~icalkit.memory.keys.dialogue_turns` reads its speaker), "" for the Driver's."""
+    said = dialogue_turns([turn])
+    return said[0][1] if said and said[0][0] != "Driver" else ""
 
 
 def singular(word: str) -> str:
