@@ -197,10 +197,17 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     from icalkit.envs.household.tasks.hand_written import (
         DEV_DIALOGUES,
         TEST2_DIALOGUES,
+        TEST3_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
-    from icalkit.training.retriever_data import TFD_TYPES, RetrieverDataError, check_held_out, training_pairs
+    from icalkit.training.retriever_data import (
+        GENERATOR_PHRASES,
+        TFD_TYPES,
+        RetrieverDataError,
+        check_held_out,
+        training_pairs,
+    )
 
     hand = load_human_dialogues()
     counts = Counter(d.task_type for d in hand)
@@ -214,12 +221,18 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     test2 = load_human_dialogues(TEST2_DIALOGUES)  # round 29's test set, by a writer who never read the reader
     assert Counter(d.task_type for d in test2) == dict.fromkeys(TFD_TYPES, 4)
     assert not long_turns(test2) & (long_turns(hand) | long_turns(dev))
+    test3 = load_human_dialogues(TEST3_DIALOGUES)  # round 30's, by another writer who never read the reader
+    assert Counter(d.task_type for d in test3) == dict.fromkeys(TFD_TYPES, 4)
+    # written blind to the other sets; one Driver-like turn came out word for word as in an earlier set
+    assert long_turns(test3) & (long_turns(hand) | long_turns(dev) | long_turns(test2)) == {
+        "lettuce and tomato are on the plate"}
     with pytest.raises(RetrieverDataError, match="held-out test set"):
         check_held_out([{"anchor": dev[0].dialogue[0][1] + " " + dev[0].dialogue[1][1], "positive": "x"}],
                        [*hand, *dev])
     rows = training_pairs(TFD_TYPES, 3, seed=1, keys=("commander", "dialogue"))
     assert {r["task_type"] for r in rows} == set(TFD_TYPES)
-    check_held_out(rows, [*hand, *test2])
+    check_held_out(rows, [*hand, *test2, *test3])
+    assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
     with pytest.raises(RetrieverDataError, match="held-out test set"):
         check_held_out(leaked, hand)

@@ -5,8 +5,9 @@ templates: typos, slang, corrections, indirect goals, hints that may not match t
 entry names the task type and friendly parameters it means; :func:`human_task` builds an instance
 of them and puts the hand-written turns in place of the generated ones. :data:`DEV_DIALOGUES` is the
 set settings are chosen on; :data:`HUMAN_DIALOGUES` was a test set until round 28 scored it (its
-failures chose round 29's changes); :data:`TEST2_DIALOGUES` is round 29's test set, written by a
-writer who never read the code that reads dialogues, and scored once.
+failures chose round 29's changes), :data:`TEST2_DIALOGUES` round 29's (its failures chose round 30's);
+:data:`TEST3_DIALOGUES` is round 30's test set. Each test set was written by a writer who never read
+the code that reads dialogues, and scored once before it was read.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from icalkit.envs.household.tasks.task import Task
 HUMAN_DIALOGUES = Path(__file__).resolve().parents[4] / "tests" / "data" / "human_dialogues" / "tfd_dialogues.yaml"
 DEV_DIALOGUES = HUMAN_DIALOGUES.with_name("dev_dialogues.yaml")
 TEST2_DIALOGUES = HUMAN_DIALOGUES.with_name("test2_dialogues.yaml")  # round 29's test set, by another writer
-HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES)  # every set: none may be trained on
+TEST3_DIALOGUES = HUMAN_DIALOGUES.with_name("test3_dialogues.yaml")  # round 30's test set, by another writer
+HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES)  # every set: none may be trained on
 
 
 class DialogueFileError(ValueError):
