@@ -103,6 +103,28 @@ def test_request_items_reads_the_dishes_a_request_lists() -> None:
     assert request_items([("Commander", "so brunch please: a mug of coffee and a plate of toast")])[1] == []
 
 
+def test_request_items_reads_a_comma_list_and_a_dish_described_later() -> None:
+    # a dish of at most two words before a comma joins a list; a longer chunk is a step, a pronoun no dish
+    assert request_items([("Commander", "coffee, a slice of toast on a plate, and an apple slice on another plate")])[0] == [
+        "coffee", "a slice of toast on a plate", "an apple slice on another plate"]
+    for said in ("slice the apple, cook one piece on a clean plate", "anything, cook one piece on a clean plate"):
+        assert request_items([("Commander", said)])[0] == ["cook one piece on a clean plate"], said
+    # the answer to the Driver's question about a listed dish describes it, as does a sentence naming it first
+    said = [("Commander", "breakfast. a coffee and a sandwich"), ("Driver", "what kind of sandwich?"),
+            ("Commander", "2 toasted bread slices with one lettuce and one tomato slice, on a plate")]
+    assert request_items(said)[0] == [
+        "a coffee", "a sandwich: 2 toasted bread slices with one lettuce and one tomato slice, on a plate"]
+    said = [("Commander", "coffee and a little salad"), ("Commander", "salad is one slice lettuce and a slice tomato")]
+    assert request_items(said)[0] == ["coffee", "a little salad: salad is one slice lettuce and a slice tomato"]
+    # another question, or one about a dish not listed, leaves the answer's dishes listed
+    for question in ("coffee done. what next?", "what kind of toast?"):
+        said = [("Commander", "a mug of coffee"), ("Driver", question), ("Commander", "a slice of lettuce on a plate")]
+        assert request_items(said)[0] == ["a mug of coffee", "a slice of lettuce on a plate"], question
+    # a serving place ends before where on it ("near the stove")
+    assert request_items([("Commander", "a mug of coffee and a plate of toast"),
+                          ("Commander", "put the plate and coffee on the counter near the stove")])[1] == ["on the counter"]
+
+
 def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
     def demo(task_type: str, program: str, cls: str, changes: list[dict]) -> Example:
         return Example(task_id=f"train/x/{cls}", task_type=task_type, instruction="x", revised_program=program,
@@ -175,6 +197,12 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     parts, _ = composer.parts(twice, "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("a coffee", "Coffee"),
                                                             ("a slice of toast on a plate", "Plate Of Toast")]
+    # a dish described in a later sentence is one part, answered by a demonstration of what both ask for
+    told = [("Commander", "coffee and a little salad"), ("Driver", "what kind of salad?"),
+            ("Commander", "one slice lettuce and one slice tomato on a plate")]
+    parts, _ = composer.parts(told, "Breakfast", room, task.task_id)
+    assert [(item, ex.task_type) for item, ex in parts] == [
+        ("coffee", "Coffee"), ("a little salad: one slice lettuce and one slice tomato on a plate", "Salad")]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 

@@ -87,13 +87,14 @@ SERVE = re.compile(r"\b(?:all|everything)\b|\bboth\s+(?:go|goes|on|onto|in|at)\b
 LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)  # "first" alone is no dish
 PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
 MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
-NOT_LISTED = re.compile(MEAL + r"|\b(?:no|not|without|skip|except|don'?t)\b"  # no dish: the meal, a negation,
-                        r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning)\b",  # a greeting
-                        re.IGNORECASE)
+NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
+    MEAL + r"|\b(?:no|not|without|skip|except|don'?t|anything|something|whatever)\b"
+    r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning)\b", re.IGNORECASE)
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
 # the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
 # day ready on the counter"; read only where no other clause says where everything goes
-TO_PLACE = r"\s+(?:to|on|onto|at)\s+(?:the|my)\s+(?P<place>(?:(?!(?:and|then|please|thanks?)\b)\w+\s*){1,3})"
+TO_PLACE = (r"\s+(?:to|on|onto|at)\s+(?:the|my)\s+(?P<place>(?:(?!(?:and|then|please|thanks?|near|by|next|beside|left|right|"
+            r"behind|in|of|under|close)\b)\w+\s*){1,3})")  # "on the counter near the stove": the counter
 MOVED = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|place|set(?:\s+up)?|leave|serve)\s+"
                    r"(?P<what>.+?)" + TO_PLACE, re.IGNORECASE)
 DISHES = re.compile(r"\b(?:them|both|all|everything|and)\b|" + MEAL, re.IGNORECASE)
@@ -101,6 +102,13 @@ MEAL_AT = re.compile(MEAL + r".*?" + TO_PLACE, re.IGNORECASE)
 # between chunks: a list's conjunction ("and", "+", "&", "plus") or another separator
 SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|[+&])|[,:]|\s-\s)\s*", re.IGNORECASE)
 CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
+# a later sentence that describes a dish already listed, not more dishes: the answer to the Driver's question
+# about one ("what kind of sandwich?" -> "2 toasted bread slices with one lettuce and one tomato slice"), or a
+# sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
+DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type)\b|\bhow\s+(?:much|many)\b", re.IGNORECASE)
+DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
+DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
+                       re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 
 
@@ -114,21 +122,48 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     """The items the Commander's requests list (each once), and the clauses that say where all of them go.
 
     Each Commander turn, without its clauses of where things are (:func:`asked`), is read sentence by
-    sentence (:func:`sentence_items`). Where no sentence's chunks say where everything goes, a sentence
-    that carries the dishes or sets the meal somewhere does (:func:`moved_place`). Accepts task and
-    stored-example dialogues."""
-    said = [text for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"]
+    sentence (:func:`sentence_items`). A sentence that describes a dish already listed adds to that item
+    (:func:`described_item`: "a sandwich: 2 toasted bread slices with one lettuce and one tomato slice").
+    Where no sentence's chunks say where everything goes, a sentence that carries the dishes or sets the
+    meal somewhere does (:func:`moved_place`). Accepts task and stored-example dialogues."""
     items: list[str] = []
     serving: list[str] = []
     moved: list[str] = []
-    for text in asked(said):
-        for sentence in SENTENCE.split(text.strip()):
-            listed, told = sentence_items(sentence.strip(" .!?;"))
-            items += listed
+    question = ""  # the Driver's turn just before, which the Commander's next turn answers
+    for speaker, text in dialogue_turns(dialogue):
+        if speaker != "Commander":
+            question = text
+            continue
+        for sentence in SENTENCE.split(asked([text])[0].strip()):
+            sentence = sentence.strip(" .!?;")
+            listed, told = sentence_items(sentence)
+            if listed and (dish := described_item(sentence, question, items)) is not None:
+                items[dish] += DESCRIBED + sentence
+            else:
+                items += listed
             serving += told
-            place = None if listed or told else moved_place(sentence.strip(" .!?;"))
+            place = None if listed or told else moved_place(sentence)
             moved += [place] if place else []
+        question = ""
     return list(dict.fromkeys(i.lower() for i in items)), serving or moved
+
+
+def described_item(sentence: str, question: str, items: Sequence[str]) -> int | None:
+    """The index of the listed item (the last one) that ``sentence`` describes (:data:`DESCRIBES`: "salad is
+    one slice lettuce and one slice tomato"), or whose dish the Driver's ``question`` just before asked
+    about (:data:`DESCRIBE_ASKED`: "what kind of sandwich", "how much potato"); None for another sentence."""
+    if DESCRIBE_ASKED.search(question):
+        named = dish_words(question)
+    elif found := DESCRIBES.match(sentence):
+        named = {found["dish"].lower()}
+    else:
+        return None
+    return next((i for i in range(len(items) - 1, -1, -1) if dish_words(items[i]) & named), None)
+
+
+def dish_words(text: str) -> set[str]:
+    """The words of ``text`` less articles, counts and prepositions (:data:`FILLER`)."""
+    return set(re.findall(r"[a-z]+", text.lower())) - FILLER
 
 
 def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
@@ -168,7 +203,8 @@ def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
             bare = True
         elif current:
             current[-1] += " and " + chunk
-        before = [*before, dish] if dish and not current and CONJUNCTION.fullmatch(sep) else []
+        listing = CONJUNCTION.fullmatch(sep) or (sep == "," and len(dish.split()) <= 2)  # "coffee, a slice of toast…"
+        before = [*before, dish] if dish and not current and listing else []
     return current, serving
 
 
@@ -185,7 +221,7 @@ def moved_place(sentence: str) -> str | None:
 def same_dish(a: str, b: str) -> bool:
     """Whether two items name one dish, one's words (less articles, counts and prepositions) within the
     other's: "a toast" and "a slice of toast on a plate"; not "two cooked potato slices" and "an apple slice"."""
-    words = [set(re.findall(r"[a-z]+", x.lower())) - FILLER for x in (a, b)]
+    words = [dish_words(x) for x in (a, b)]
     return bool(words[0] and words[1]) and (words[0] <= words[1] or words[1] <= words[0])
 
 
@@ -380,16 +416,19 @@ class Composer:
 
     def _best(self, item: str, types: Collection[str], exclude: Collection[str] = ()) -> tuple[float, list[Any]]:
         """The similarity of ``item`` to its best demonstration among ``types`` (not of a task in
-        ``exclude``), and up to ``room_fit`` of them, best first."""
-        best: dict[int, float] = {}
+        ``exclude``), and up to ``room_fit`` of them, best first. A described item ("some cooked potato:
+        2 slices, cooked, on a plate") scores the mean of its dish's and its description's similarities,
+        each to the demonstration's request that answers it best: a demonstration answers both."""
+        best: dict[int, np.ndarray] = {}
         if len(self._owner):
-            sims = self._vectors @ self.memory.text_embedder.embed_text([item])[0]
-            for i, sim in zip(self._owner.tolist(), sims.tolist(), strict=True):
+            sims = self._vectors @ self.memory.text_embedder.embed_text(item.split(DESCRIBED)).T  # requests x texts
+            for i, row in zip(self._owner.tolist(), sims, strict=True):
                 ex = self.examples[i]
                 if ex.task_type in types and ex.task_id not in exclude:
-                    best[i] = max(best.get(i, -1.0), round(sim, 4))
-        ranked = sorted(best, key=lambda i: (-best[i], i))[:self.room_fit]
-        return (best[ranked[0]] if ranked else 0.0), [self.examples[i] for i in ranked]
+                    best[i] = np.maximum(best.get(i, -1.0), row)
+        score = {i: round(float(v.mean()), 4) for i, v in best.items()}
+        ranked = sorted(score, key=lambda i: (-score[i], i))[:self.room_fit]
+        return (score[ranked[0]] if ranked else 0.0), [self.examples[i] for i in ranked]
 
     def composite_types(self) -> set[str]:
         """The task types most of whose demonstrations list two or more items, each answered at
