@@ -9,6 +9,7 @@ restricted to classes the room has). Query sets:
 - ``hand_written``: the 48 hand-written dialogues of tests/data/human_dialogues/tfd_dialogues.yaml,
   each in a room built for its parameters (valid_unseen); ``hand_written_dev``: the 36 dev ones;
   ``hand_written_test2``: round 29's 48 (test2_dialogues.yaml, by a writer who never read this code);
+  ``hand_written_test3``: round 30's 48 (test3_dialogues.yaml, another such writer);
 - ``valid_seen``: 20 tasks per type of the task generator (seed 0);
 - ``train``: 30 train tasks per type (seed 11; not the memory's own).
 
@@ -17,7 +18,8 @@ Configurations in the same run, by the rules of :data:`~icalkit.agents.mention_g
 things on is scored on the whole dialogue, hints of where things are included: the baseline of the
 ratio), ``no_same_use`` (a dish the demonstration fills may take a dish of any use) and ``none``.
 The rules were chosen on ``train`` and ``valid_seen``; the hand-written sets were scored after. Round
-29 made the Driver's turns ask for nothing (``requests``), read on the first hand-written set's failures.
+29 made the Driver's turns ask for nothing (``requests``), read on the first hand-written set's failures;
+round 30 made "a cup of coffee" name no cup (``MEASURE``), read on the second's.
 
 Writes benchmarks/results/reground.json. Usage:
     python benchmarks/bench_reground.py [--memory runs/memories/pruned_n5_learned8.db]
@@ -41,6 +43,7 @@ def query_sets(n_valid: int, n_train: int) -> dict[str, list[Any]]:
         DEV_DIALOGUES,
         HUMAN_DIALOGUES,
         TEST2_DIALOGUES,
+        TEST3_DIALOGUES,
         human_task,
         load_human_dialogues,
     )
@@ -51,7 +54,8 @@ def query_sets(n_valid: int, n_train: int) -> dict[str, list[Any]]:
         return [human_task(d, index=i) for i, d in enumerate(load_human_dialogues(path))]
 
     return {"hand_written": written(HUMAN_DIALOGUES), "hand_written_dev": written(DEV_DIALOGUES),
-            "hand_written_test2": written(TEST2_DIALOGUES), "valid_seen": sample_tasks(TFD_TYPES, n_valid, "valid_seen", 0),
+            "hand_written_test2": written(TEST2_DIALOGUES), "hand_written_test3": written(TEST3_DIALOGUES),
+            "valid_seen": sample_tasks(TFD_TYPES, n_valid, "valid_seen", 0),
             "train": sample_tasks(TFD_TYPES, n_train, "train", 11)}
 
 

@@ -222,6 +222,10 @@ def test_the_places_a_dialogue_names() -> None:
     assert named_classes(dialogue, room, embedder) == ["Mug", "Plate"]  # "toast" is not the bread's own word
     assert named_classes([("Commander", "wash all of the pots and pans!")], ["Pot", "Pan", "Mug"], embedder) == [
         "Pan", "Pot"]  # a plural names the class as its singular does
+    # a cup of coffee is a measure: the Cup is not named, the coffee machine fills the mug; a cup of water names it
+    for said in ("could really use a cup of joe", "cup of coffee and some cooked potato", "2 cups o' coffee pls"):
+        assert named_classes([("Commander", said)], ["Cup", "Mug", "CoffeeMachine"], embedder) == [], said
+    assert named_classes([("Commander", "fill a cup of water")], ["Cup", "Mug"], embedder) == ["Cup"]
     towels = [("Commander", "All hand towels should end up in the same cabinet")]
     assert unnamed_in_episode(towels, ["HandTowel", "Towel", "Cabinet"], {"HandTowel_1"}, embedder) == []
     assert unnamed_in_episode(towels, ["HandTowel", "Towel", "Cabinet"], set(), embedder) == ["HandTowel"]

@@ -41,6 +41,8 @@ HINT = re.compile(r"\byou(?:'?ll|\s+will|\s+can|\s+should)\s+find\b|\bthere'?s\b
                   r"|(?<!\bthat )(?<!\bwhich )\b(?:is|are)\s+(?:in|on|inside|under|at|by|near|next|beside)\b",
                   re.IGNORECASE)
 ASKS = re.compile(r"\bmake\s+sure\b|\bshould\b|\bmust\b|\bneeds?\s+to\b|\bcheck\s+(?:that|if|whether)\b", re.IGNORECASE)
+# "a cup of coffee", "cup o' joe": a measure, not the Cup; the coffee machine fills the mug (not "a mug of coffee")
+MEASURE = re.compile(r"\b(?:cup|glass)e?s?\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|joe|java|espresso)\b)")
 CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, please put them on the table"
 
 
@@ -103,8 +105,8 @@ def singular(word: str) -> str:
 
 def spans(utterance: str, longest: int = 3) -> list[tuple[int, int, str]]:
     """The 1..``longest``-word spans of an utterance (lower case, letters only, nouns singular) as
-    ``(start, end, text)``."""
-    words = [singular(w) for w in re.findall(r"[a-z]+", utterance.lower())]
+    ``(start, end, text)``; a measure of coffee names no vessel (:data:`MEASURE`)."""
+    words = [singular(w) for w in re.findall(r"[a-z]+", MEASURE.sub("", utterance.lower()))]
     return [(i, i + n, " ".join(words[i:i + n])) for n in range(1, longest + 1) for i in range(len(words) - n + 1)]
 
 
