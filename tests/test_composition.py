@@ -120,9 +120,16 @@ def test_request_items_reads_a_comma_list_and_a_dish_described_later() -> None:
     for question in ("coffee done. what next?", "what kind of toast?"):
         said = [("Commander", "a mug of coffee"), ("Driver", question), ("Commander", "a slice of lettuce on a plate")]
         assert request_items(said)[0] == ["a mug of coffee", "a slice of lettuce on a plate"], question
-    # a serving place ends before where on it ("near the stove")
-    assert request_items([("Commander", "a mug of coffee and a plate of toast"),
-                          ("Commander", "put the plate and coffee on the counter near the stove")])[1] == ["on the counter"]
+    # a sentence that begins with a pronoun describes no dish
+    said = [("Commander", "a coffee and toast a slice of bread and put it on a plate"),
+            ("Commander", "it is for me: a slice of apple on a plate")]
+    assert request_items(said)[0] == [
+        "a coffee", "toast a slice of bread and put it on a plate", "a slice of apple on a plate"]
+    # a serving place ends before where on it ("near the stove"), not at its first word ("the left counter")
+    for step, place in (("put the plate and coffee on the counter near the stove", "on the counter"),
+                        ("then carry them to the left counter", "on the left counter")):
+        assert request_items([("Commander", "a mug of coffee and a plate of toast"), ("Commander", step)])[1] == [
+            place], step
 
 
 def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:

@@ -93,8 +93,10 @@ NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeti
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
 # the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
 # day ready on the counter"; read only where no other clause says where everything goes
-TO_PLACE = (r"\s+(?:to|on|onto|at)\s+(?:the|my)\s+(?P<place>(?:(?!(?:and|then|please|thanks?|near|by|next|beside|left|right|"
-            r"behind|in|of|under|close)\b)\w+\s*){1,3})")  # "on the counter near the stove": the counter
+NOT_PLACE = r"(?:and|then|please|thanks?)\b"
+WHERE_ON = r"(?:near|by|next|beside|left|right|behind|in|of|under|close)\b"  # "on the counter near the stove": the counter
+TO_PLACE = (r"\s+(?:to|on|onto|at)\s+(?:the|my)\s+(?P<place>(?!" + NOT_PLACE + r")\w+"
+            r"(?:\s+(?!" + NOT_PLACE + "|" + WHERE_ON + r")\w+){0,2})")
 MOVED = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|place|set(?:\s+up)?|leave|serve)\s+"
                    r"(?P<what>.+?)" + TO_PLACE, re.IGNORECASE)
 DISHES = re.compile(r"\b(?:them|both|all|everything|and)\b|" + MEAL, re.IGNORECASE)
@@ -107,7 +109,8 @@ CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
 # sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
 DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type)\b|\bhow\s+(?:much|many)\b", re.IGNORECASE)
 DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
-DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
+DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what)\b)"
+                       r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
                        re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 
