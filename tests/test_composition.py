@@ -116,6 +116,19 @@ def test_request_items_reads_a_comma_list_and_a_dish_described_later() -> None:
         "a coffee", "a sandwich: 2 toasted bread slices with one lettuce and one tomato slice, on a plate"]
     said = [("Commander", "coffee and a little salad"), ("Commander", "salad is one slice lettuce and a slice tomato")]
     assert request_items(said)[0] == ["coffee", "a little salad: salad is one slice lettuce and a slice tomato"]
+    # the question's own words ("and", "it") name no dish, a dish outranks a vessel ("on the plate"), and
+    # only the answer's first sentence describes
+    said = [("Commander", "a sandwich and a mug of coffee, hot and fresh"),
+            ("Driver", "what kind of sandwich, and do you want it toasted?"),
+            ("Commander", "two toasted slices with a lettuce slice")]
+    assert request_items(said)[0][0] == "a sandwich: two toasted slices with a lettuce slice"
+    said = [("Commander", "a coffee, a cooked potato slice and a toast on a plate"),
+            ("Driver", "how much potato on the plate?"), ("Commander", "two slices")]
+    assert request_items(said)[0] == ["a coffee", "a cooked potato slice: two slices", "a toast on a plate"]
+    said = [("Commander", "a coffee"), ("Driver", "what kind of coffee?"),
+            ("Commander", "a black one. then a plate of toast")]
+    assert request_items(said)[0] == ["a coffee: a black one", "a plate of toast"]
+    assert request_items([("Commander", "alright, a coffee and a toast")])[0] == ["a coffee", "a toast"]
     # another question, or one about a dish not listed, leaves the answer's dishes listed
     for question in ("coffee done. what next?", "what kind of toast?"):
         said = [("Commander", "a mug of coffee"), ("Driver", question), ("Commander", "a slice of lettuce on a plate")]
@@ -210,6 +223,12 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     parts, _ = composer.parts(told, "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [
         ("coffee", "Coffee"), ("a little salad: one slice lettuce and one slice tomato on a plate", "Salad")]
+    # a vague answer ("a black one") drops no dish
+    told = [("Commander", "a coffee and a plate of toast"), ("Driver", "what kind of coffee?"),
+            ("Commander", "a black one")]
+    parts, _ = composer.parts(told, "Breakfast", room, task.task_id)
+    assert [(item, ex.task_type) for item, ex in parts] == [("a coffee: a black one", "Coffee"),
+                                                            ("a plate of toast", "Plate Of Toast")]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 

@@ -89,7 +89,8 @@ PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on
 MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
 NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
     MEAL + r"|\b(?:no|not|without|skip|except|don'?t|anything|something|whatever)\b"
-    r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning)\b", re.IGNORECASE)
+    r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning|alright|all\s+right|great|cool|sure"
+    r"|perfect|awesome|nice|right|hmm+|um+|uh+)\b", re.IGNORECASE)
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
 # the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
 # day ready on the counter"; read only where no other clause says where everything goes
@@ -109,10 +110,12 @@ CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
 # sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
 DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type)\b|\bhow\s+(?:much|many)\b", re.IGNORECASE)
 DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
-DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what)\b)"
+DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
                        re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
+ASKING = frozenset("and or it do you want should would like i use what which kind sort type how much many".split())
+VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
 
 
 def asked(texts: Sequence[str]) -> list[str]:
@@ -132,7 +135,7 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     items: list[str] = []
     serving: list[str] = []
     moved: list[str] = []
-    question = ""  # the Driver's turn just before, which the Commander's next turn answers
+    question = ""  # the Driver's turn just before, which the first sentence of the Commander's next turn answers
     for speaker, text in dialogue_turns(dialogue):
         if speaker != "Commander":
             question = text
@@ -147,21 +150,26 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
             serving += told
             place = None if listed or told else moved_place(sentence)
             moved += [place] if place else []
-        question = ""
+            question = ""  # the answer is the turn's first sentence
     return list(dict.fromkeys(i.lower() for i in items)), serving or moved
 
 
 def described_item(sentence: str, question: str, items: Sequence[str]) -> int | None:
-    """The index of the listed item (the last one) that ``sentence`` describes (:data:`DESCRIBES`: "salad is
-    one slice lettuce and one slice tomato"), or whose dish the Driver's ``question`` just before asked
-    about (:data:`DESCRIBE_ASKED`: "what kind of sandwich", "how much potato"); None for another sentence."""
+    """The index of the listed item that ``sentence`` describes (:data:`DESCRIBES`: "salad is one slice
+    lettuce and one slice tomato"), or whose dish the Driver's ``question`` just before asked about
+    (:data:`DESCRIBE_ASKED`: "what kind of sandwich", "how much potato"): the item sharing the most of
+    its words, a dish's before a vessel's (:data:`VESSELS`: "how much potato on the plate?" asks about the
+    potato), the last of equals; None for another sentence."""
     if DESCRIBE_ASKED.search(question):
-        named = dish_words(question)
+        named = dish_words(question) - ASKING
     elif found := DESCRIBES.match(sentence):
         named = {found["dish"].lower()}
     else:
         return None
-    return next((i for i in range(len(items) - 1, -1, -1) if dish_words(items[i]) & named), None)
+    shared = [(len((dish_words(item) & named) - VESSELS), len(dish_words(item) & named & VESSELS), i)
+              for i, item in enumerate(items)]
+    best = max(shared, default=(0, 0, -1))
+    return best[2] if best[:2] != (0, 0) else None
 
 
 def dish_words(text: str) -> set[str]:
@@ -420,18 +428,22 @@ class Composer:
     def _best(self, item: str, types: Collection[str], exclude: Collection[str] = ()) -> tuple[float, list[Any]]:
         """The similarity of ``item`` to its best demonstration among ``types`` (not of a task in
         ``exclude``), and up to ``room_fit`` of them, best first. A described item ("some cooked potato:
-        2 slices, cooked, on a plate") scores the mean of its dish's and its description's similarities,
-        each to the demonstration's request that answers it best: a demonstration answers both."""
+        2 slices, cooked, on a plate") ranks them by the mean of its dish's and its description's
+        similarities, each to the demonstration's request that answers it best (a demonstration answers
+        both); its similarity is the better of that and its dish's alone, so a vague answer ("a black
+        one") drops no dish."""
         best: dict[int, np.ndarray] = {}
         if len(self._owner):
-            sims = self._vectors @ self.memory.text_embedder.embed_text(item.split(DESCRIBED)).T  # requests x texts
+            texts = item.split(DESCRIBED, 1)  # the dish, and all that describes it
+            sims = self._vectors @ self.memory.text_embedder.embed_text(texts).T  # requests x texts
             for i, row in zip(self._owner.tolist(), sims, strict=True):
                 ex = self.examples[i]
                 if ex.task_type in types and ex.task_id not in exclude:
                     best[i] = np.maximum(best.get(i, -1.0), row)
         score = {i: round(float(v.mean()), 4) for i, v in best.items()}
         ranked = sorted(score, key=lambda i: (-score[i], i))[:self.room_fit]
-        return (score[ranked[0]] if ranked else 0.0), [self.examples[i] for i in ranked]
+        dish = max((round(float(v[0]), 4) for v in best.values()), default=0.0)
+        return (max(score[ranked[0]], dish) if ranked else 0.0), [self.examples[i] for i in ranked]
 
     def composite_types(self) -> set[str]:
         """The task types most of whose demonstrations list two or more items, each answered at
