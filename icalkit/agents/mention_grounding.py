@@ -42,7 +42,7 @@ HINT = re.compile(r"\byou(?:'?ll|\s+will|\s+can|\s+should)\s+find\b|\bthere'?s\b
                   re.IGNORECASE)
 ASKS = re.compile(r"\bmake\s+sure\b|\bshould\b|\bmust\b|\bneeds?\s+to\b|\bcheck\s+(?:that|if|whether)\b", re.IGNORECASE)
 # "a cup of coffee", "cup o' joe": a measure, not the Cup; the coffee machine fills the mug (not "a mug of coffee")
-MEASURE = re.compile(r"\b(?:cup|glass)e?s?\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|joe|java|espresso)\b)")
+MEASURE = re.compile(r"\b(?:cups?|glass(?:es)?)\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|joe|java|espresso)\b)")
 CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, please put them on the table"
 
 
