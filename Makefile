@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned ical-ft-memory eval-copies heldout-choice
+.PHONY: setup vllm-setup demo test test-slow bench lint clean eval-memories table1 retriever eval-memories-learned raw-memory pruned-memory retriever-trained8 pruned-memory-learned ical-ft-memory reader eval-copies heldout-choice
 
 setup: $(STAMP)
 
@@ -84,6 +84,11 @@ pruned-memory-learned: $(STAMP)
 	test -f $(LEARNED_RETRIEVER)/modules.json || $(MAKE) retriever-trained8
 	test -d runs/demos_n5 || $(IK) demos n_per_type=5 split=train out_dir=runs/demos_n5 wandb.mode=disabled
 	$(IK) ical demos_dir=runs/demos_n5 raw_demos=true prune=true transfer=true transfer_tasks=20 "transfer_types=$(TRAINED)" demonstrators=[noisy] out_dir=$(LEARNED_MEMORY) memory.path=$(LEARNED_MEMORY).db memory.text_embedder.model=$(LEARNED_RETRIEVER)
+
+# the request reader (configs/finetune_reader.yaml: SmolLM2-135M fully fine-tuned on request-reading pairs of the
+# trained dish types, ~8 min on the 2 cores; re-run to resume), read by configs/methods/copy_next_reader.yaml
+reader: $(STAMP)
+	$(IK) finetune --config configs/finetune_reader.yaml
 
 # the evaluation of record of the copy planners (configs/eval_copies.yaml: 120 tasks, ~7 min; SEED=1: the
 # fresh tasks), after the memories it reads (~9 min on a fresh machine)

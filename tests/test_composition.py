@@ -274,3 +274,38 @@ def test_a_breakfast_is_composed_from_its_dishes_demonstrations(breakfast_memory
     assert sum(ex.instruction in shown for ex in dishes) == 3 and "Breakfast" not in shown
     with pytest.raises(ValueError, match="compose_parts .*planner.mode=copy"):
         PlannerConfig(mode="ical", compose_parts=True).validate()
+
+
+def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakfast_memory) -> None:
+    """planner.request_reader: the model's reading picks the parts (a reading of the coffee alone composes the
+    coffee alone); an answer that cannot be parsed twice leaves the request to the rules."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.executor import ExecutorLimits
+    from icalkit.agents.llm_session import LLMSession
+    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.data_gen.request_pairs import READ_REQUEST, reader_prompt
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.simulator import Simulator
+
+    task = next(t for t in sample_tasks(["Breakfast"], 9, "valid_unseen", 0) if t.task_id.endswith("0-00008"))
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))
+
+    def run(*answers: str):
+        llm = ScriptedLLM(list(answers))
+        planner = Planner(LLMSession(llm), breakfast_memory, PlannerConfig(
+            mode="copy", k=1, ground_ids=True, precondition_checks=True, mention_reground=True, copy_fallback=True,
+            room_fit=15, max_replans=0, silent_next_copy="end_state", compose_parts=True, request_reader=True), limits)
+        return planner.run_episode(task, Simulator(build_world(task))), llm.prompts
+
+    read = "item: a mug of coffee\nitem: a slice of toast on a plate\nitem: one slice of apple on a plate\nserve: on the counter"
+    result, prompts = run(read)
+    assert result.success and result.attempts == 1 and prompts == [reader_prompt(task.dialogue)]
+    assert result.llm["prompt_ids"] == [READ_REQUEST] and result.llm["parse_failures"] == 0
+    coffee, _ = run("item: a mug of coffee\nserve: on the counter")
+    assert not coffee.success and "coffee_machine_part0" in coffee.programs[0] and "_part1" not in coffee.programs[0]
+    ruled, prompts = run("Sure! Breakfast is coming.", "I will make it now.")  # unreadable twice: the rules read it
+    assert ruled.success and len(prompts) == 2 and ruled.llm["parse_failures"] == 2
+    with pytest.raises(ValueError, match="request_reader reads the dishes compose_parts composes"):
+        PlannerConfig(mode="copy", request_reader=True).validate()

@@ -463,17 +463,18 @@ class Composer:
             self._composite = {t for t, v in votes.items() if 2 * sum(v) > len(v)}
         return self._composite
 
-    def parts(self, dialogue: Sequence[Any], top_type: str, room: set[str], task_id: str
-              ) -> tuple[list[tuple[str, Any]], list[str]]:
+    def parts(self, dialogue: Sequence[Any], top_type: str, room: set[str], task_id: str,
+              reading: tuple[list[str], list[str]] | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
         """``(item, demonstration)`` for each item of the request that one answers at :data:`ITEM_SIM`
         (of the types that are not composite; the room's best fit among its hits), and the serving
         clauses; no parts when ``top_type``, the retrieved type, is not composite. Two items whose
         demonstrations are of one type and that name one dish (:func:`same_dish`: "a toast", then "a slice
-        of toast on a plate") are one part, the better-answered item's."""
+        of toast on a plate") are one part, the better-answered item's. ``reading``: the items and serving
+        clauses a model read (``planner.request_reader``); None: :func:`request_items`'."""
         composite = self.composite_types()
         if top_type not in composite:
             return [], []
-        items, serving = request_items(dialogue)
+        items, serving = reading or request_items(dialogue)
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         for item in items:

@@ -13,16 +13,14 @@ execution error the model is re-prompted with the error and the code that alread
   the model itself (``planner_score``) and the best one is executed.
 - ``flat``: LLM-Planner — a flat high-level plan from kNN (instruction, plan) examples, with
   grounded re-planning that lists the objects observed so far.
-- ``copy``: no model at all — the top retrieved example's program is executed as it is (the
-  baseline that shows what retrieval alone buys). ``ical`` with ``copy_first``: that copy is the
-  first attempt and the model writes the re-plans from the executor's feedback on it. ``copy``
-  with ``model_replans``: the copies (``copy_fallback``) come first and the model re-plans only
-  after the last of them fails with an error (with ``review_done``, also after a copy that ends
-  without one).
+- ``copy``: no model at all — the top retrieved example's program is executed as it is (the baseline
+  that shows what retrieval alone buys). ``ical`` with ``copy_first``: that copy is the first attempt
+  and the model writes the re-plans from the executor's feedback on it. ``copy`` with ``model_replans``:
+  the copies (``copy_fallback``) come first and the model re-plans only after the last of them fails
+  with an error (with ``review_done``, also after a copy that ends without one).
 
-Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether
-the agent also re-plans when a program ends without error but the goal does not hold is
-``oracle_goal_feedback`` (simulator ground truth; recorded in every result).
+Unparseable output gets one re-ask and then counts as a failed attempt (never a crash). Whether the agent also
+re-plans when a program ends without error but the goal does not hold is ``oracle_goal_feedback`` (ground truth).
 """
 
 from __future__ import annotations
@@ -73,6 +71,7 @@ from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.prompts import load_template
 from icalkit.agents.review_guard import REVIEW_GUARD_TEXT, moved_placed, placed_ids
 from icalkit.agents.stand_ins import stand_ins
+from icalkit.data_gen.request_pairs import READ_REQUEST, parse_reading, reader_prompt
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 
@@ -301,13 +300,15 @@ class Planner:
         return fit_copy(replace_classes(program, mapping), example, mapping, task, executor.runtime, self.cfg), mapping
 
     def composed(self, task: Task, executor: Executor, top_type: str, stats: CallStats) -> list[list[Any]]:
-        """``compose_parts``: a copy of each dish the request lists, composed into one
-        (:mod:`~icalkit.agents.composition`), as an example set; none when ``top_type``, the retrieved
-        type, is no composite one or no dish is found."""
+        """``compose_parts``: a copy of each dish the request lists (read by the model with ``request_reader``),
+        composed into one (:mod:`~icalkit.agents.composition`), as an example set; none when ``top_type``, the
+        retrieved type, is no composite one or no dish is found."""
         if self._composer is None:
             self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit)
-        room = executor.runtime.known_types()
-        found, serving = self._composer.parts(task.dialogue or [task.instruction], top_type, room, task.task_id)
+        room, dialogue = executor.runtime.known_types(), task.dialogue or [task.instruction]
+        reading = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
+                   if self.cfg.request_reader and top_type in self._composer.composite_types() else None)
+        found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, reading)
         parts = []
         for item, example in found:  # each copied as a request of its item alone
             program, mapping = self.copied_program(composition.item_task(task, item), executor, example, stats)

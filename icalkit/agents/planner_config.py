@@ -141,6 +141,11 @@ class PlannerConfig:
             one of its TEACh object classes and fits where the program puts it (a bowl), the one the
             dialogue names first (:mod:`~icalkit.agents.stand_ins`). It needs the evaluation's object
             map (``oracle_object_map``), as ``drop_absent`` does.
+        request_reader: ``compose_parts``: the model reads the request's dishes and where they go
+            (:func:`~icalkit.data_gen.request_pairs.reader_prompt`; a model trained by
+            ``configs/finetune_reader.yaml``) instead of the rules
+            (:func:`~icalkit.agents.composition.request_items`), which still read an answer that cannot
+            be parsed twice.
     """
 
     mode: str = "ical"
@@ -172,12 +177,14 @@ class PlannerConfig:
     drop_sliced: bool = False
     compose_parts: bool = False
     stand_ins: bool = False
+    request_reader: bool = False
 
     @property
     def uses_model(self) -> bool:
-        """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``
-        or ``silent_next_copy=review``)."""
-        return self.mode != "copy" or self.model_replans > 0 or self.silent_next_copy == "review"
+        """Whether the agent needs a generative model (every mode but ``copy`` without ``model_replans``,
+        ``silent_next_copy=review`` or ``request_reader``)."""
+        return (self.mode != "copy" or self.model_replans > 0 or self.silent_next_copy == "review"
+                or self.request_reader)
 
     @property
     def repairs(self) -> int:
@@ -206,6 +213,8 @@ class PlannerConfig:
         if self.named_next and not (self.copy_fallback and self.mention_reground):
             raise ValueError("planner.named_next orders the next copies by what their mention re-grounding handles: "
                              "it needs planner.copy_fallback=true and planner.mention_reground=true")
+        if self.request_reader and not self.compose_parts:
+            raise ValueError("planner.request_reader reads the dishes compose_parts composes: set planner.compose_parts=true")
         for copying in ("compose_parts", "stand_ins"):
             if getattr(self, copying) and self.mode != "copy":
                 raise ValueError(f"planner.{copying} changes copies: it needs planner.mode=copy")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from icalkit.config import to_dict
 from icalkit.data_gen.finetune_data import PairConfig
+from icalkit.data_gen.request_pairs import RequestPairConfig
 from icalkit.tracking import WandbConfig
 from icalkit.training.finetune import TrainConfig
 
@@ -29,6 +30,10 @@ HELP = """icalkit finetune — fine-tune the planner's model on demonstrations (
    (LoRA, pointing at its base folder) or out_dir/model (full), loadable by the transformers
    backend, peft and vLLM; out_dir/train_summary.json has tokens/s and peak RSS.
 
+   pairs=requests (configs/finetune_reader.yaml): request-reading pairs instead (requests.*;
+   icalkit.data_gen.request_pairs): a dialogue -> the dishes it asks for and where they go, from
+   the trained dish types only, for planner.request_reader.
+
 Examples:
   icalkit finetune out_dir=runs/ft train.time_budget_s=600
   icalkit finetune train.method=lora train.lora_r=16 data.heldout_types='[Water Plant]'
@@ -43,6 +48,8 @@ or `icalkit serve` and llm.backend=openai.
 @dataclass
 class Config:
     data: PairConfig = field(default_factory=PairConfig)
+    pairs: str = "planner"  # planner: the planner's prompt -> program pairs (data.*) | requests: request reading (requests.*)
+    requests: RequestPairConfig = field(default_factory=RequestPairConfig)
     dataset: str = ""
     train: TrainConfig = field(default_factory=TrainConfig)
     out_dir: str = "runs/finetune"
@@ -50,7 +57,9 @@ class Config:
     wandb: WandbConfig = field(default_factory=lambda: WandbConfig(enabled=False))
 
     def validate(self) -> None:
-        self.data.validate()
+        if self.pairs not in ("planner", "requests"):
+            raise ValueError(f"pairs must be planner or requests, got {self.pairs!r}")
+        (self.data if self.pairs == "planner" else self.requests).validate()
         self.train.validate()
         if self.dataset and not Path(self.dataset).exists():
             raise ValueError(f"dataset {self.dataset} does not exist (leave it empty to build pairs from data.*)")
@@ -67,7 +76,11 @@ def build_dataset(cfg: Config) -> Path:
     data_dir = Path(cfg.out_dir) / "data"
     state = PartialState()
     with state.main_process_first():
-        if state.is_main_process and cfg.data.env == "alfworld":
+        if state.is_main_process and cfg.pairs == "requests":
+            from icalkit.data_gen.request_pairs import build_request_pairs
+
+            print(json.dumps(build_request_pairs(cfg.requests, data_dir), indent=1))
+        elif state.is_main_process and cfg.data.env == "alfworld":
             from icalkit.data_gen.alfworld_plans import build_alfworld_pairs
 
             stats = build_alfworld_pairs(cfg.data, data_dir)
@@ -112,6 +125,7 @@ def _start_run(cfg: Config, report_to: str):
 def run(cfg: Config) -> int:
     from icalkit.data_gen.finetune_data import DatasetError
     from icalkit.training.finetune import train
+    from icalkit.training.retriever_data import RetrieverDataError
 
     report_to = "wandb" if cfg.wandb.enabled and cfg.wandb.mode != "disabled" else "none"
     try:
@@ -125,7 +139,7 @@ def run(cfg: Config) -> int:
         finally:
             if run is not None:
                 run.finish()
-    except (DatasetError, FileNotFoundError) as exc:
+    except (DatasetError, RetrieverDataError, FileNotFoundError) as exc:
         print(f"icalkit finetune: {exc}")
         return 1
     print(json.dumps(summary, indent=1))

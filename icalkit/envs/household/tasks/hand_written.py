@@ -6,8 +6,9 @@ entry names the task type and friendly parameters it means; :func:`human_task` b
 of them and puts the hand-written turns in place of the generated ones. :data:`DEV_DIALOGUES` is the
 set settings are chosen on; :data:`HUMAN_DIALOGUES` was a test set until round 28 scored it (its
 failures chose round 29's changes), :data:`TEST2_DIALOGUES` round 29's (its failures chose round 30's);
-:data:`TEST3_DIALOGUES` is round 30's test set. Each test set was written by a writer who never read
-the code that reads dialogues, and scored once before it was read.
+:data:`TEST3_DIALOGUES` round 30's (read after round 30 scored it); :data:`TEST4_DIALOGUES` is round 31's test
+set. Each test set was written by a writer who never read the code that reads dialogues, and scored once
+before it was read.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ HUMAN_DIALOGUES = Path(__file__).resolve().parents[4] / "tests" / "data" / "huma
 DEV_DIALOGUES = HUMAN_DIALOGUES.with_name("dev_dialogues.yaml")
 TEST2_DIALOGUES = HUMAN_DIALOGUES.with_name("test2_dialogues.yaml")  # round 29's test set, by another writer
 TEST3_DIALOGUES = HUMAN_DIALOGUES.with_name("test3_dialogues.yaml")  # round 30's test set, by another writer
-HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES)  # every set: none may be trained on
+TEST4_DIALOGUES = HUMAN_DIALOGUES.with_name("test4_dialogues.yaml")  # round 31's test set, by another writer
+# every set: none may be trained on
+HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES, TEST4_DIALOGUES)
 
 
 class DialogueFileError(ValueError):

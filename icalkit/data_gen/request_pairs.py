@@ -1,0 +1,287 @@
+"""Pairs that teach a model to read a request for dishes: dialogue -> one line per dish and where they go.
+
+The rule reader (:func:`~icalkit.agents.composition.request_items`) was fitted, round by round, to the
+dialogue sets it had read, and each new writer's breakfasts broke it again. These pairs teach the
+planner's model to read the request instead (``planner.request_reader``). They come from the
+**trained types only**: the dish-making types (:data:`DISH_TYPES`), never a type held out of training
+(Breakfast, Sandwich, Boil X, Water Plant).
+
+- **single**: a generated dialogue of one dish type (template or human-like style) -> its dish.
+- **listed**: a request that lists two or three dishes of different dish types in one sentence, or
+  one per turn, among turns of the generated dialogues (the Driver's questions, the Commander's hints),
+  sometimes with where everything goes ("all on the counter") -> each dish, and that place.
+- **described**: as listed, but one dish is named vaguely ("some cooked potato") and described in the
+  answer to the Driver's question ("how many slices?" -> "two, on a plate").
+
+A dish is written as :func:`dish_item` does ("two cooked slices of potato on a plate"): the words the
+composition retrieves each dish's demonstration with. Train and deploy prompts come from one
+function (:func:`reader_prompt`); the answer is read by :func:`parse_reading`, which refuses what is
+not in that form (model output is untrusted).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from icalkit.agents.parsing import ParseError
+from icalkit.envs.household.tasks.instructions import write_instructions
+from icalkit.envs.household.tasks.registry import TASK_TYPES, choose_params
+from icalkit.memory.keys import dialogue_turns
+
+READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
+DISH_TYPES = ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad")
+NUMBERS = {"1": "one", "2": "two", "3": "three"}
+SYSTEM = ("You read a household request. List every dish the Commander finally asks for, one per line as "
+          "'item: <count> <dish> <vessel if said>', then one line 'serve: <where everything goes>' "
+          "or 'serve: none'.")
+LINE = re.compile(r"^(item|serve)\s*:\s*(.+?)\s*$", re.IGNORECASE)
+MAX_ITEMS, MAX_CHARS = 6, 120
+# words for the parts of a listed request (generic English, never a held-out type's name)
+LEADS = ("", "I'd like ", "i want ", "Could you make me ", "please make ", "We need ", "can i get ",
+         "Let's have ", "Make me ", "today i'd love ", "Can you get me ", "lunch time! ", "dinner: ",
+         "snack time - ", "for lunch i want ", "I'm starving, ")
+# dishes no task makes: the reader copies a dish it was not taught as it is said (the composition finds its
+# demonstrations, if the memory has any, by those words)
+UNTAUGHT = ("a glass of orange juice", "a bowl of cereal", "some pancakes", "a bagel", "an omelette", "a cup of tea",
+            "some yogurt", "a muffin", "waffles", "oatmeal", "a smoothie", "a croissant", "a glass of milk", "a donut",
+            "some grapes", "a banana", "a burrito with beans and rice", "a wrap with chicken and cheese",
+            "a bowl of soup", "a slice of pizza", "a bowl of rice", "some pasta", "a cheese omelette with ham",
+            "two pancakes with syrup", "a plate of fries", "a bowl of fruit salad")
+PAIRS = (" and ", ", ", " + ", " with ", " plus ", " & ", ", and ")
+STEPS = ("first, {}", "then {}", "{} too", "also {}", "and {} please", "{}", "next {}", "i'd also like {}")
+PLACES = {"CounterTop": ("counter", "countertop", "kitchen counter"),
+          "DiningTable": ("dining table", "table", "kitchen table")}
+SERVES = ("all on the {}", "put all of it on the {}", "serve them on the {}", "leave it all at the {} please",
+          "bring both to the {}", "everything goes on the {}", "set them on the {} when you're done")
+ASKS = ("how many slices?", "how many?", "how many pieces?", "what kind?", "how do you want it?")
+HINT = re.compile(r"\b(?:is|are)\s+(?:in|on|by|next)\b|\btry\b|\bcheck\b|there's|you'll find|\bsee\b", re.IGNORECASE)
+
+
+class RequestPairError(ValueError):
+    """Request-reading pairs that cannot be built (a bad config)."""
+
+
+def _n(count: str, noun: str) -> str:
+    return f"{NUMBERS.get(count, count)} {noun}{'' if count == '1' else 's'}"
+
+
+def dish_item(task_type: str, params: Mapping[str, str], vessel: bool = True) -> str:
+    """The words for one dish of a dish type (:data:`DISH_TYPES`): "a mug of coffee", "two cooked slices
+    of potato on a plate" (without "on a plate" when ``vessel`` is false and the type names one)."""
+    if task_type == "Coffee":
+        return "a mug of coffee"
+    if task_type == "Plate Of Toast":
+        return "a slice of toast on a plate"
+    if task_type == "Salad":
+        foods = [_n(params[f], "slice") + f" of {'cooked ' if f == 'potato' else ''}{f}"
+                 for f in ("lettuce", "tomato", "potato") if params[f] != "0"]
+        return "a salad of " + " and ".join(foods) + " on a plate"
+    cooked = "cooked " if task_type == "N Cooked Slices Of X In Y" else ""
+    place = f" {'in' if params['Y'] == 'Bowl' else 'on'} a {params['Y'].lower()}" if vessel else ""
+    return _n(params["N"], f"{cooked}slice") + f" of {params['X'].lower()}" + place
+
+
+def dish_phrases(task_type: str, params: Mapping[str, str], rng: random.Random) -> tuple[str, str]:
+    """A way to name the dish in a list ("a cup of coffee", "2 fried potato slices") and its item; a
+    slice dish may leave its vessel out (its item then leaves it out too)."""
+    if task_type == "Coffee":
+        return rng.choice(("coffee", "a coffee", "a mug of coffee", "a cup of coffee", "some coffee",
+                           "a hot coffee", "coffee in a clean mug", "a fresh mug of coffee")), dish_item(task_type, params)
+    if task_type == "Plate Of Toast":
+        return rng.choice(("toast", "a toast", "a slice of toast", "a piece of toast", "a plate of toast", "some toast",
+                           "a toasted slice of bread", "toast on a plate", "one slice of toasted bread")), \
+            dish_item(task_type, params)
+    if task_type == "Salad":
+        foods = " and ".join(_n(params[f], "slice") + f" of {f}" for f in ("lettuce", "tomato", "potato")
+                             if params[f] != "0")
+        return rng.choice(("a salad with {}", "a salad: {}", "a small salad of {}")).format(foods), \
+            dish_item(task_type, params)
+    n, x = params["N"], params["X"].lower()
+    count = rng.choice({"1": ("a", "one", "1"), "2": ("two", "2", "a couple of"), "3": ("three", "3")}[n])
+    cooked = rng.choice(("cooked ", "fried ", "microwaved ", "hot ")) if "Cooked" in task_type else ""
+    plural = "" if n == "1" else "s"
+    phrase = rng.choice((f"{count} {cooked}{x} slice{plural}", f"{count} slice{plural} of {cooked}{x}",
+                         f"{count} {cooked}piece{plural} of {x}"))
+    phrase = re.sub(r"^a (?=[aeiou])", "an ", phrase)
+    vessel = rng.random() < 0.6
+    if vessel:
+        phrase += f" {'in' if params['Y'] == 'Bowl' else 'on'} a {rng.choice(('', 'clean '))}{params['Y'].lower()}"
+    return phrase, dish_item(task_type, params, vessel)
+
+
+def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
+    """The request-reading prompt of a dialogue (task turns or a stored example's), at training and deployment."""
+    lines = [f"{speaker}: {text}" for speaker, text in dialogue_turns(dialogue)]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Dialogue:\n" + "\n".join(lines)}]
+
+
+def reading_text(items: Sequence[str], serving: str) -> str:
+    """The answer :func:`parse_reading` reads: one ``item:`` line per dish, then ``serve:``."""
+    return "\n".join([*(f"item: {i}" for i in items), f"serve: {serving or 'none'}"])
+
+
+def parse_reading(text: str) -> tuple[list[str], list[str]]:
+    """The items and serving clause of a model's reading (:func:`reading_text`).
+
+    Raises:
+        ParseError: no item line, a line of another form, too many or too long items.
+    """
+    items, serving = [], []
+    for line in (raw.strip() for raw in text.strip().splitlines()):
+        found = LINE.match(line)
+        if not line:
+            continue
+        if found is None:
+            raise ParseError(f"line {line[:80]!r} is neither 'item: ...' nor 'serve: ...'")
+        kind, value = found[1].lower(), found[2]
+        if len(value) > MAX_CHARS:
+            raise ParseError(f"{kind} {value[:40]!r}... is longer than {MAX_CHARS} characters")
+        if kind == "item":
+            items.append(value.lower())
+        elif value.lower() != "none":
+            serving.append(value)
+    if not items:
+        raise ParseError("no 'item: ...' line")
+    if len(items) > MAX_ITEMS:
+        raise ParseError(f"{len(items)} items; at most {MAX_ITEMS}")
+    return list(dict.fromkeys(items)), serving
+
+
+@dataclass
+class RequestPairConfig:
+    """How request-reading pairs are built (the ``requests`` section of ``icalkit finetune``).
+
+    Attributes:
+        task_types: the dish types to build from (trained types only; see :data:`DISH_TYPES`).
+        heldout_types: types kept out (refused here: every listed type must be a trained dish type).
+        singles_per_type: one-dish dialogues per type.
+        listed: requests of two or three dishes (``described`` of them describe one dish later).
+        described_share: share of the listed requests with a dish described after the Driver asks.
+        untaught_share: share of the listed requests that also ask for a dish no task makes (:data:`UNTAUGHT`).
+        serve_share: share of the listed requests that say where everything goes.
+        human_share: share of generated dialogues in the human-like style.
+        valid_fraction: share of pairs in the validation split.
+        seed: sampling seed.
+    """
+
+    task_types: list[str] = field(default_factory=lambda: list(DISH_TYPES))
+    heldout_types: list[str] = field(default_factory=lambda: ["Boil X", "Water Plant", "Sandwich", "Breakfast"])
+    singles_per_type: int = 60
+    listed: int = 900
+    described_share: float = 0.3
+    untaught_share: float = 0.3
+    serve_share: float = 0.6
+    human_share: float = 0.5
+    valid_fraction: float = 0.05
+    seed: int = 0
+
+    def validate(self) -> None:
+        if bad := [t for t in self.task_types if t not in DISH_TYPES or t in self.heldout_types]:
+            raise RequestPairError(f"requests.task_types {bad} are not trained dish types {list(DISH_TYPES)} "
+                                   f"(held out: {self.heldout_types})")
+        if len(self.task_types) < 2 or self.singles_per_type < 0 or self.listed < 0:
+            raise RequestPairError("requests needs two or more task_types and counts >= 0")
+        for name in ("described_share", "untaught_share", "serve_share", "human_share"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise RequestPairError(f"requests.{name} must be a share in [0, 1]")
+        if not 0 <= self.valid_fraction < 1:
+            raise RequestPairError(f"requests.valid_fraction must be in [0, 1), got {self.valid_fraction}")
+
+
+def _generated(task_type: str, rng: random.Random, cfg: RequestPairConfig, tag: str) -> tuple[dict, list]:
+    params = choose_params(TASK_TYPES[task_type], "kitchen", rng)
+    style = "human" if rng.random() < cfg.human_share else "template"
+    return params, list(write_instructions(task_type, params, f"requests/{cfg.seed}/{tag}", style=style)[1])
+
+
+def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tuple[str, str]], list[str], str]:
+    """One request of two or three dishes of different types, among other turns: (turns, items, serving)."""
+    kinds = rng.sample(cfg.task_types, rng.choice((2, 2, 3)) if len(cfg.task_types) > 2 else 2)
+    dishes = [(k, *_generated(k, rng, cfg, f"listed/{i}/{k}")) for k in kinds]  # (type, params, its dialogue)
+    said = [dish_phrases(k, params, rng) for k, params, _ in dishes]
+    if rng.random() < cfg.untaught_share:  # a dish no task makes, said and read as it is
+        at, untaught = rng.randint(0, len(said)), rng.choice(UNTAUGHT)
+        said.insert(at, (untaught, untaught))
+        dishes.insert(at, ("", {}, []))
+    items = [item for _, item in said]
+    vague = None
+    if rng.random() < cfg.described_share and (slices := [j for j, d in enumerate(dishes) if "Slices" in d[0]]):
+        vague = rng.choice(slices)
+        kind, params, _ = dishes[vague]
+        said[vague] = (f"some {'cooked ' if 'Cooked' in kind else ''}{params['X'].lower()}", items[vague])
+        items[vague] = dish_item(kind, params)
+    # hints and the Driver's turns, from the dishes' dialogues and from another dish's (a hint names no dish)
+    other = _generated(rng.choice(cfg.task_types), rng, cfg, f"listed/{i}/other")[1]
+    others = [t for *_, turns in [*dishes, (other,)] for t in turns if t[0] == "Driver" or HINT.search(t[1])]
+    turns = [("Driver", rng.choice(("hi, what should i do?", "Hello! What can I do?", "what's the task?")))]
+    if rng.random() < 0.5:
+        phrases = [p for p, _ in said]
+        body = (rng.choice(PAIRS).join(phrases) if len(phrases) == 2
+                else ", ".join(phrases[:-1]) + rng.choice((" and ", ", and ", ", ", " + ")) + phrases[-1])
+        turns.append(("Commander", rng.choice(LEADS) + body))
+    else:
+        turns += [("Commander", rng.choice(STEPS).format(p)) for p, _ in said]
+    if vague is not None:
+        kind, params, _ = dishes[vague]
+        answer = _n(params["N"], "slice") if rng.random() < 0.5 else NUMBERS[params["N"]]
+        answer += rng.choice(("", ", cooked" if "Cooked" in kind else ""))
+        answer += f" {'in' if params['Y'] == 'Bowl' else 'on'} a {params['Y'].lower()}"
+        turns += [("Driver", rng.choice(ASKS)), ("Commander", answer)]
+    serving = ""
+    if rng.random() < cfg.serve_share:
+        words = rng.choice(PLACES[rng.choice(sorted(PLACES))])
+        serving = f"on the {words}"
+        turns.append(("Commander", rng.choice(SERVES).format(words)))
+    answered = len(turns) - 1 - bool(serving) if vague is not None else -1  # no turn between a question and its answer
+    for turn in rng.sample(others, min(len(others), rng.randint(0, 3))):  # hints and the Driver's turns
+        at = rng.choice([j for j in range(2, len(turns) + 1) if j != answered])
+        answered += at <= answered
+        turns.insert(at, turn)
+    return turns, items, serving
+
+
+def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
+    """The pairs (``prompt``, ``completion``, ``kind``, ``task_id``), in a seeded order."""
+    cfg.validate()
+    rng = random.Random(f"request-pairs/{cfg.seed}")
+    rows = []
+    for task_type in cfg.task_types:
+        for i in range(cfg.singles_per_type):
+            params, turns = _generated(task_type, rng, cfg, f"single/{task_type}/{i}")
+            rows.append({"kind": "single", "turns": turns, "text": reading_text([dish_item(task_type, params)], "")})
+    for i in range(cfg.listed):
+        turns, items, serving = _listed(cfg, rng, i)
+        rows.append({"kind": "listed", "turns": turns, "text": reading_text(items, serving)})
+    rng.shuffle(rows)
+    return [{"prompt": reader_prompt(r["turns"]), "completion": r["text"], "kind": r["kind"],
+             "task_id": f"requests/{cfg.seed}/{i}", "task_type": "request"} for i, r in enumerate(rows)]
+
+
+def build_request_pairs(cfg: RequestPairConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Write the pairs under ``out_dir`` (pairs.jsonl, dataset/, stats.json), refusing any that holds a
+    hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.check_held_out`)."""
+    from collections import Counter
+
+    from icalkit.data_gen.finetune_data import to_dataset
+    from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
+    from icalkit.training.retriever_data import check_held_out
+
+    rows = request_pairs(cfg)
+    check_held_out([{"anchor": r["prompt"][-1]["content"], "positive": r["completion"]} for r in rows],
+                   [d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "pairs.jsonl").open("w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    to_dataset([{"task_id": r["task_id"], "rows": [r]} for r in rows], cfg.valid_fraction, cfg.seed
+               ).save_to_disk(str(out / "dataset"))
+    stats = {"pairs": len(rows), "by_kind": dict(Counter(r["kind"] for r in rows)), "task_types": cfg.task_types,
+             "heldout_types": cfg.heldout_types}
+    (out / "stats.json").write_text(json.dumps(stats, indent=1))
+    return stats

@@ -1,0 +1,78 @@
+"""The request reader's pairs (icalkit/data_gen/request_pairs.py): built from the trained dish types only,
+in the one form the planner parses, never holding a hand-written turn; and what the parser refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from icalkit.agents.parsing import ParseError
+from icalkit.data_gen.request_pairs import (
+    DISH_TYPES,
+    RequestPairConfig,
+    UNTAUGHT,
+    RequestPairError,
+    build_request_pairs,
+    dish_item,
+    parse_reading,
+    reader_prompt,
+    reading_text,
+    request_pairs,
+)
+
+
+def test_pairs_list_the_trained_dishes_a_request_asks_for() -> None:
+    rows = request_pairs(RequestPairConfig(singles_per_type=4, listed=60, seed=3))
+    assert len(rows) == 4 * len(DISH_TYPES) + 60 and {r["kind"] for r in rows} == {"single", "listed"}
+    assert all(r["prompt"][0] == reader_prompt([])[0] for r in rows)  # one system prompt, as deployed
+    readings = [(r["kind"], parse_reading(r["completion"]), r["prompt"][-1]["content"].lower()) for r in rows]
+    assert all(len(items) == 1 and not serving for kind, (items, serving), _ in readings if kind == "single")
+    listed = [(items, serving, text) for kind, (items, serving), text in readings if kind == "listed"]
+    assert all(2 <= len(items) <= 4 for items, _, _ in listed)
+    # a dish no task makes is read as it is said, and never alone
+    untaught = [(i, items, text) for items, _, text in listed for i in items if i in UNTAUGHT]
+    assert untaught and all(i in text and len(items) >= 3 for i, items, text in untaught)
+    # where everything goes is read only where the request says it; its words are the request's
+    assert all(s[0].removeprefix("on the ") in text for _, s, text in listed if s)
+    assert 0 < sum(bool(s) for _, s, _ in listed) < len(listed)
+    # a dish named vaguely ("some cooked potato") is read with the count the answer to the Driver gives
+    described = [(items, text) for items, _, text in listed if "\ndriver: how many" in text]
+    assert described and all(any(i.split()[0] in ("one", "two", "three") for i in items) for items, _ in described)
+    # nothing of a type held out of training: no breakfast, sandwich, boiling or watering
+    assert not any(w in text for *_, text in readings for w in ("breakfast", "sandwich", "boil", "plant"))
+
+
+def test_dish_items_are_the_words_the_composition_retrieves_with() -> None:
+    assert dish_item("Coffee", {}) == "a mug of coffee"
+    assert dish_item("N Cooked Slices Of X In Y", {"X": "Potato", "N": "2", "Y": "Bowl"}) == \
+        "two cooked slices of potato in a bowl"
+    assert dish_item("N Slices Of X In Y", {"X": "Apple", "N": "1", "Y": "Plate"}, vessel=False) == "one slice of apple"
+    assert dish_item("Salad", {"lettuce": "2", "tomato": "0", "potato": "1"}) == \
+        "a salad of two slices of lettuce and one slice of cooked potato on a plate"
+
+
+def test_a_held_out_type_or_a_bad_share_is_refused() -> None:
+    with pytest.raises(RequestPairError, match=r"\['Breakfast'\] are not trained dish types"):
+        RequestPairConfig(task_types=["Coffee", "Breakfast"]).validate()
+    with pytest.raises(RequestPairError, match=r"\['Coffee'\] are not trained dish types"):
+        RequestPairConfig(heldout_types=["Coffee"]).validate()
+    with pytest.raises(RequestPairError, match="serve_share must be a share"):
+        RequestPairConfig(serve_share=1.5).validate()
+
+
+def test_built_pairs_load_as_a_finetuning_dataset(tmp_path) -> None:
+    from icalkit.training.finetune import load_pairs
+
+    stats = build_request_pairs(RequestPairConfig(singles_per_type=2, listed=20, valid_fraction=0.1), tmp_path)
+    ds = load_pairs(tmp_path / "dataset")
+    assert stats["pairs"] == 30 and len(ds["train"]) + len(ds["validation"]) == 30
+    assert stats["by_kind"] == {"single": 10, "listed": 20} and (tmp_path / "pairs.jsonl").is_file()
+
+
+def test_parse_reading_refuses_what_is_not_a_reading() -> None:
+    text = reading_text(["a mug of coffee", "a slice of toast on a plate"], "on the dining table")
+    assert parse_reading(text) == (["a mug of coffee", "a slice of toast on a plate"], ["on the dining table"])
+    assert parse_reading("Item: A Mug of Coffee\n\nitem: a mug of coffee\nserve: none\n") == (["a mug of coffee"], [])
+    for bad, why in [("serve: on the table", "no 'item: ...' line"), ("Sure! Here you go", "neither"),
+                     ("item: " + "x" * 200, "longer than"), ("\n".join(f"item: dish {i}" for i in range(9)), "at most")]:
+        with pytest.raises(ParseError, match=why):
+            parse_reading(bad)
