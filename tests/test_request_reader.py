@@ -8,8 +8,8 @@ import pytest
 from icalkit.agents.parsing import ParseError
 from icalkit.data_gen.request_pairs import (
     DISH_TYPES,
-    RequestPairConfig,
     UNTAUGHT,
+    RequestPairConfig,
     RequestPairError,
     build_request_pairs,
     dish_item,
