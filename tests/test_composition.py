@@ -285,7 +285,7 @@ def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakf
     from icalkit.agents.executor import ExecutorLimits
     from icalkit.agents.llm_session import LLMSession
     from icalkit.agents.planner import Planner, PlannerConfig
-    from icalkit.data_gen.request_pairs import READ_REQUEST, reader_prompt
+    from icalkit.agents.request_reading import READ_REQUEST, reader_prompt
     from icalkit.envs.household.scene import build_world
     from icalkit.envs.household.simulator import Simulator
 

@@ -86,7 +86,7 @@ VARIANTS = {"eval_alfworld": "eval", "eval_copies": "eval", "finetune_alfworld":
             "finetune_copies": "finetune", "finetune_copies_gpu": "finetune", "finetune_copies_100": "finetune",
             "finetune_reviews_gpu": "finetune",
             "finetune_reground_review": "finetune", "finetune_ical": "finetune",
-            "finetune_zero_shot": "finetune", "finetune_zero_shot_plans": "finetune",
+            "finetune_zero_shot": "finetune", "finetune_zero_shot_plans": "finetune", "finetune_reader": "finetune",
             "prag_alfworld": "prag", "idm": "train_idm", "idm_gpu": "train_idm",
             "train_retriever_trained8": "train_retriever"}
 

@@ -6,17 +6,15 @@ from __future__ import annotations
 import pytest
 
 from icalkit.agents.parsing import ParseError
+from icalkit.agents.request_reading import parse_reading, reader_prompt, reading_text
 from icalkit.data_gen.request_pairs import (
     DISH_TYPES,
     UNTAUGHT,
     RequestPairConfig,
     RequestPairError,
-    build_request_pairs,
     dish_item,
-    parse_reading,
-    reader_prompt,
-    reading_text,
     request_pairs,
+    write_request_pairs,
 )
 
 
@@ -62,7 +60,8 @@ def test_a_held_out_type_or_a_bad_share_is_refused() -> None:
 def test_built_pairs_load_as_a_finetuning_dataset(tmp_path) -> None:
     from icalkit.training.finetune import load_pairs
 
-    stats = build_request_pairs(RequestPairConfig(singles_per_type=2, listed=20, valid_fraction=0.1), tmp_path)
+    cfg = RequestPairConfig(singles_per_type=2, listed=20, valid_fraction=0.1)
+    stats = write_request_pairs(request_pairs(cfg), cfg, tmp_path)
     ds = load_pairs(tmp_path / "dataset")
     assert stats["pairs"] == 30 and len(ds["train"]) + len(ds["validation"]) == 30
     assert stats["by_kind"] == {"single": 10, "listed": 20} and (tmp_path / "pairs.jsonl").is_file()

@@ -69,9 +69,9 @@ from icalkit.agents.plan_prompts import (
 )
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.prompts import load_template
+from icalkit.agents.request_reading import READ_REQUEST, parse_reading, reader_prompt
 from icalkit.agents.review_guard import REVIEW_GUARD_TEXT, moved_placed, placed_ids
 from icalkit.agents.stand_ins import stand_ins
-from icalkit.data_gen.request_pairs import READ_REQUEST, parse_reading, reader_prompt
 from icalkit.envs.household.tasks.checker import check_goal
 from icalkit.envs.household.tasks.task import Task
 

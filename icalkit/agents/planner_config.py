@@ -142,7 +142,7 @@ class PlannerConfig:
             dialogue names first (:mod:`~icalkit.agents.stand_ins`). It needs the evaluation's object
             map (``oracle_object_map``), as ``drop_absent`` does.
         request_reader: ``compose_parts``: the model reads the request's dishes and where they go
-            (:func:`~icalkit.data_gen.request_pairs.reader_prompt`; a model trained by
+            (:func:`~icalkit.agents.request_reading.reader_prompt`; a model trained by
             ``configs/finetune_reader.yaml``) instead of the rules
             (:func:`~icalkit.agents.composition.request_items`), which still read an answer that cannot
             be parsed twice.

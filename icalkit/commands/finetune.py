@@ -77,9 +77,14 @@ def build_dataset(cfg: Config) -> Path:
     state = PartialState()
     with state.main_process_first():
         if state.is_main_process and cfg.pairs == "requests":
-            from icalkit.data_gen.request_pairs import build_request_pairs
+            from icalkit.data_gen.request_pairs import request_pairs, write_request_pairs
+            from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
+            from icalkit.training.retriever_data import check_held_out
 
-            print(json.dumps(build_request_pairs(cfg.requests, data_dir), indent=1))
+            rows = request_pairs(cfg.requests)
+            check_held_out([{"anchor": r["prompt"][-1]["content"], "positive": r["completion"]} for r in rows],
+                           [d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
+            print(json.dumps(write_request_pairs(rows, cfg.requests, data_dir), indent=1))
         elif state.is_main_process and cfg.data.env == "alfworld":
             from icalkit.data_gen.alfworld_plans import build_alfworld_pairs
 

@@ -15,8 +15,8 @@ planner's model to read the request instead (``planner.request_reader``). They c
 
 A dish is written as :func:`dish_item` does ("two cooked slices of potato on a plate"): the words the
 composition retrieves each dish's demonstration with. Train and deploy prompts come from one
-function (:func:`reader_prompt`); the answer is read by :func:`parse_reading`, which refuses what is
-not in that form (model output is untrusted).
+function (:func:`~icalkit.agents.request_reading.reader_prompt`); the answer is read by
+:func:`~icalkit.agents.request_reading.parse_reading`, which refuses what is not in that form.
 """
 
 from __future__ import annotations
@@ -24,24 +24,17 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from icalkit.agents.parsing import ParseError
+from icalkit.agents.request_reading import reader_prompt, reading_text
 from icalkit.envs.household.tasks.instructions import write_instructions
 from icalkit.envs.household.tasks.registry import TASK_TYPES, choose_params
-from icalkit.memory.keys import dialogue_turns
 
-READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
 DISH_TYPES = ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad")
 NUMBERS = {"1": "one", "2": "two", "3": "three"}
-SYSTEM = ("You read a household request. List every dish the Commander finally asks for, one per line as "
-          "'item: <count> <dish> <vessel if said>', then one line 'serve: <where everything goes>' "
-          "or 'serve: none'.")
-LINE = re.compile(r"^(item|serve)\s*:\s*(.+?)\s*$", re.IGNORECASE)
-MAX_ITEMS, MAX_CHARS = 6, 120
 # words for the parts of a listed request (generic English, never a held-out type's name)
 LEADS = ("", "I'd like ", "i want ", "Could you make me ", "please make ", "We need ", "can i get ",
          "Let's have ", "Make me ", "today i'd love ", "Can you get me ", "lunch time! ", "dinner: ",
@@ -113,44 +106,6 @@ def dish_phrases(task_type: str, params: Mapping[str, str], rng: random.Random) 
     if vessel:
         phrase += f" {'in' if params['Y'] == 'Bowl' else 'on'} a {rng.choice(('', 'clean '))}{params['Y'].lower()}"
     return phrase, dish_item(task_type, params, vessel)
-
-
-def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
-    """The request-reading prompt of a dialogue (task turns or a stored example's), at training and deployment."""
-    lines = [f"{speaker}: {text}" for speaker, text in dialogue_turns(dialogue)]
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Dialogue:\n" + "\n".join(lines)}]
-
-
-def reading_text(items: Sequence[str], serving: str) -> str:
-    """The answer :func:`parse_reading` reads: one ``item:`` line per dish, then ``serve:``."""
-    return "\n".join([*(f"item: {i}" for i in items), f"serve: {serving or 'none'}"])
-
-
-def parse_reading(text: str) -> tuple[list[str], list[str]]:
-    """The items and serving clause of a model's reading (:func:`reading_text`).
-
-    Raises:
-        ParseError: no item line, a line of another form, too many or too long items.
-    """
-    items, serving = [], []
-    for line in (raw.strip() for raw in text.strip().splitlines()):
-        found = LINE.match(line)
-        if not line:
-            continue
-        if found is None:
-            raise ParseError(f"line {line[:80]!r} is neither 'item: ...' nor 'serve: ...'")
-        kind, value = found[1].lower(), found[2]
-        if len(value) > MAX_CHARS:
-            raise ParseError(f"{kind} {value[:40]!r}... is longer than {MAX_CHARS} characters")
-        if kind == "item":
-            items.append(value.lower())
-        elif value.lower() != "none":
-            serving.append(value)
-    if not items:
-        raise ParseError("no 'item: ...' line")
-    if len(items) > MAX_ITEMS:
-        raise ParseError(f"{len(items)} items; at most {MAX_ITEMS}")
-    return list(dict.fromkeys(items)), serving
 
 
 @dataclass
@@ -263,18 +218,13 @@ def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
              "task_id": f"requests/{cfg.seed}/{i}", "task_type": "request"} for i, r in enumerate(rows)]
 
 
-def build_request_pairs(cfg: RequestPairConfig, out_dir: str | Path) -> dict[str, Any]:
-    """Write the pairs under ``out_dir`` (pairs.jsonl, dataset/, stats.json), refusing any that holds a
-    hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.check_held_out`)."""
+def write_request_pairs(rows: list[dict[str, Any]], cfg: RequestPairConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Write the pairs under ``out_dir`` (pairs.jsonl, dataset/, stats.json); ``icalkit finetune`` first refuses
+    any that holds a hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.check_held_out`)."""
     from collections import Counter
 
     from icalkit.data_gen.finetune_data import to_dataset
-    from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
-    from icalkit.training.retriever_data import check_held_out
 
-    rows = request_pairs(cfg)
-    check_held_out([{"anchor": r["prompt"][-1]["content"], "positive": r["completion"]} for r in rows],
-                   [d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with (out / "pairs.jsonl").open("w", encoding="utf-8") as f:

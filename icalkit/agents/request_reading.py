@@ -1,0 +1,60 @@
+"""The request reader's prompt and answer (``planner.request_reader``): a dialogue -> its dishes and where they go.
+
+The planner asks its model :func:`reader_prompt` when the retrieved type is a composite one, and reads the
+answer with :func:`parse_reading`; the training pairs (:mod:`icalkit.data_gen.request_pairs`) are built with
+the same two functions. Model output is untrusted: :func:`parse_reading` refuses what is not in that form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from icalkit.agents.parsing import ParseError
+from icalkit.memory.keys import dialogue_turns
+
+READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
+SYSTEM = ("You read a household request. List every dish the Commander finally asks for, one per line as "
+          "'item: <count> <dish> <vessel if said>', then one line 'serve: <where everything goes>' "
+          "or 'serve: none'.")
+LINE = re.compile(r"^(item|serve)\s*:\s*(.+?)\s*$", re.IGNORECASE)
+MAX_ITEMS, MAX_CHARS = 6, 120
+
+
+def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
+    """The request-reading prompt of a dialogue (task turns or a stored example's), at training and deployment."""
+    lines = [f"{speaker}: {text}" for speaker, text in dialogue_turns(dialogue)]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Dialogue:\n" + "\n".join(lines)}]
+
+
+def reading_text(items: Sequence[str], serving: str) -> str:
+    """The answer :func:`parse_reading` reads: one ``item:`` line per dish, then ``serve:``."""
+    return "\n".join([*(f"item: {i}" for i in items), f"serve: {serving or 'none'}"])
+
+
+def parse_reading(text: str) -> tuple[list[str], list[str]]:
+    """The items and serving clause of a model's reading (:func:`reading_text`).
+
+    Raises:
+        ParseError: no item line, a line of another form, too many or too long items.
+    """
+    items, serving = [], []
+    for line in (raw.strip() for raw in text.strip().splitlines()):
+        found = LINE.match(line)
+        if not line:
+            continue
+        if found is None:
+            raise ParseError(f"line {line[:80]!r} is neither 'item: ...' nor 'serve: ...'")
+        kind, value = found[1].lower(), found[2]
+        if len(value) > MAX_CHARS:
+            raise ParseError(f"{kind} {value[:40]!r}... is longer than {MAX_CHARS} characters")
+        if kind == "item":
+            items.append(value.lower())
+        elif value.lower() != "none":
+            serving.append(value)
+    if not items:
+        raise ParseError("no 'item: ...' line")
+    if len(items) > MAX_ITEMS:
+        raise ParseError(f"{len(items)} items; at most {MAX_ITEMS}")
+    return list(dict.fromkeys(items)), serving
