@@ -40,12 +40,17 @@ LEADS = ("", "I'd like ", "i want ", "Could you make me ", "please make ", "We n
          "Let's have ", "Make me ", "today i'd love ", "Can you get me ", "lunch time! ", "dinner: ",
          "snack time - ", "for lunch i want ", "I'm starving, ")
 # dishes no task makes: the reader copies a dish it was not taught as it is said (the composition finds its
-# demonstrations, if the memory has any, by those words)
+# demonstrations, if the memory has any, by those words). No whole fruit: an apple or a banana is read as a taught
+# dish's fruit slices would be. Several share a taught dish's words (lettuce, tomato, toast, potato, apple):
+# the reader learns to keep such a dish whole, never to split it into taught ones.
 UNTAUGHT = ("a glass of orange juice", "a bowl of cereal", "some pancakes", "a bagel", "an omelette", "a cup of tea",
             "some yogurt", "a muffin", "waffles", "oatmeal", "a smoothie", "a croissant", "a glass of milk", "a donut",
-            "some grapes", "a banana", "a burrito with beans and rice", "a wrap with chicken and cheese",
-            "a bowl of soup", "a slice of pizza", "a bowl of rice", "some pasta", "a cheese omelette with ham",
-            "two pancakes with syrup", "a plate of fries", "a bowl of fruit salad")
+            "a burrito with beans and rice", "a wrap with chicken and cheese", "a bowl of soup", "a slice of pizza",
+            "a bowl of rice", "some pasta", "a cheese omelette with ham", "two pancakes with syrup", "a plate of fries",
+            "a wrap with lettuce and tomato", "a burger with lettuce and tomato", "a bowl of tomato soup",
+            "a baked potato", "an apple pie", "a bagel with tomato and cheese", "french toast", "mashed potatoes",
+            "a taco with lettuce", "a tomato and cheese toastie", "a lettuce wrap with chicken",
+            "a potato omelette", "apple juice", "a pita with lettuce and tomato")
 PAIRS = (" and ", ", ", " + ", " with ", " plus ", " & ", ", and ")
 STEPS = ("first, {}", "then {}", "{} too", "also {}", "and {} please", "{}", "next {}", "i'd also like {}")
 PLACES = {"CounterTop": ("counter", "countertop", "kitchen counter"),
@@ -96,7 +101,7 @@ def dish_phrases(task_type: str, params: Mapping[str, str], rng: random.Random) 
         return rng.choice(("a salad with {}", "a salad: {}", "a small salad of {}")).format(foods), \
             dish_item(task_type, params)
     n, x = params["N"], params["X"].lower()
-    count = rng.choice({"1": ("a", "one", "1"), "2": ("two", "2", "a couple of"), "3": ("three", "3")}[n])
+    count = rng.choice({"1": ("a", "a", "one", "1"), "2": ("two", "2", "a couple of"), "3": ("three", "3")}[n])
     cooked = rng.choice(("cooked ", "fried ", "microwaved ", "hot ")) if "Cooked" in task_type else ""
     plural = "" if n == "1" else "s"
     phrase = rng.choice((f"{count} {cooked}{x} slice{plural}", f"{count} slice{plural} of {cooked}{x}",
@@ -128,7 +133,7 @@ class RequestPairConfig:
     task_types: list[str] = field(default_factory=lambda: list(DISH_TYPES))
     heldout_types: list[str] = field(default_factory=lambda: ["Boil X", "Water Plant", "Sandwich", "Breakfast"])
     singles_per_type: int = 60
-    listed: int = 900
+    listed: int = 1200
     described_share: float = 0.3
     untaught_share: float = 0.3
     serve_share: float = 0.6
