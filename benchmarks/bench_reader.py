@@ -1,0 +1,162 @@
+"""Request reading: the trained request reader against the rules, on every breakfast request of the given sets.
+
+A breakfast is composed from one demonstration per dish its request lists
+(:mod:`icalkit.agents.composition`). This checks the step before any episode runs: read the request
+(by the rules, or by the fine-tuned model of ``--method``, ``planner.request_reader``), retrieve a
+demonstration for each item, and compare the dish types of those demonstrations and the serving
+place with the task's own (its menu and ``serve``). A reading is right only when both match. The
+same memory, retriever, transfer order and room fit as the method's; the room is the task's whole
+room. Sets: hand-written dialogue files (``--sets``, names under tests/data/human_dialogues) and the
+generated dialogues of ``--per-seed`` Breakfast tasks for each of ``--seeds`` (valid_unseen). The
+figure is the model's right readings over the rules' (same requests, same run), with the model's
+seconds per reading. With ``--episodes READER_RUN=BASELINE_RUN ...`` it also counts, per pair of
+``icalkit eval`` runs, the successes of ``--method`` in the first and of ``--baseline`` in the second on
+the same (split, task) — the end-to-end figure of the same reading. Writes
+``benchmarks/results/reader.json`` (every reading, the model's raw answer with it).
+
+Usage: python benchmarks/bench_reader.py [--method copy_next_reader] [--sets tfd dev test2 test3]
+       [--seeds 0 1 ... 9] [--per-seed 5] [--baseline copy_next_stand_ins] [--episodes RUN=RUN ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from icalkit.agents.composition import Composer, serving_place
+from icalkit.agents.context import transfer_rate
+from icalkit.agents.llm_session import CallStats, LLMSession
+from icalkit.agents.mention_grounding import CachedEmbedder
+from icalkit.agents.request_reading import READ_REQUEST, parse_reading, reader_prompt
+from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.hand_written import HUMAN_DIALOGUES, human_task, load_human_dialogues
+from icalkit.envs.household.tasks.sampler import friendly_params, sample_tasks
+from icalkit.envs.household.tasks.task import Task
+from icalkit.eval.methods import MethodConfig, effective_llm, load_method
+from icalkit.memory.config import MemoryConfig, TextEmbedderConfig, build_memory
+from icalkit.memory.embed import SentenceTransformerEmbedder
+from icalkit.models.llm.factory import LLMConfig, build_llm_from_config
+
+RESULTS = Path(__file__).parent / "results"
+DISHES = {"coffee": "Coffee", "toast": "Plate Of Toast", "apple": "N Slices Of X In Y",
+          "potatoes": "N Cooked Slices Of X In Y", "salad": "Salad", "sandwich": "Sandwich"}
+
+
+def breakfasts(sets: list[str], seeds: list[int], per_seed: int) -> list[tuple[str, str, Task]]:
+    """(set name, dialogue or task id, task) for every Breakfast of the dialogue files and of the generated seeds."""
+    tasks = []
+    for name in sets:
+        path = HUMAN_DIALOGUES.with_name(f"{name}_dialogues.yaml")
+        if not path.is_file():
+            sys.exit(f"no dialogue set {name!r}: {path} does not exist")
+        tasks += [(name, d.id, human_task(d)) for d in load_human_dialogues(path) if d.task_type == "Breakfast"]
+    for seed in seeds:
+        tasks += [(f"seed{seed}", t.task_id, t) for t in sample_tasks(["Breakfast"], per_seed, "valid_unseen", seed)]
+    return tasks
+
+
+def group_of(name: str) -> str:
+    return "seeds" if name.startswith("seed") else name
+
+
+def readings(method: MethodConfig, llm_cfg: LLMConfig, tasks: list[tuple[str, str, Task]]) -> dict[str, Any]:
+    """Each request read by the rules and by the model, composed, and checked against the task's menu."""
+    memory = build_memory(MemoryConfig(path=method.memory, text_embedder=TextEmbedderConfig(model=method.retriever)))
+    rates = ({eid: transfer_rate(s) for eid, s in getattr(memory, "transfer_scores", dict)().items()}
+             if method.planner.transfer_order else None)
+    composer = Composer(memory, rates, method.planner.room_fit)
+    session = LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128)
+    embedder = CachedEmbedder(SentenceTransformerEmbedder())
+    right, rows, model_s = Counter(), [], 0.0
+    for name, tid, task in tqdm(tasks, desc="breakfast requests"):
+        params = friendly_params(task)
+        want = sorted(dish for key, dish in DISHES.items() if params.get(f"n_{key}") == "1")
+        room = {o["objectType"] for o in build_world(task).metadata()}
+        dialogue = task.dialogue or [task.instruction]
+        start = time.perf_counter()
+        answer = session.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [CallStats()])[0]
+        model_s += time.perf_counter() - start
+        for reader, reading in (("rules", None), ("model", answer.value)):
+            found, serving = composer.parts(dialogue, "Breakfast", room, task.task_id, reading)
+            got, place = sorted(ex.task_type for _, ex in found), serving_place(serving, room, embedder)
+            ok = got == want and place == params["serve"]
+            right[reader, group_of(name)] += ok
+            rows.append({"set": name, "id": tid, "reader": reader, "right": ok, "dishes": want,
+                         "read": got, "serve": params["serve"], "read_serve": place, "items": [i for i, _ in found],
+                         "raw": answer.text if reader == "model" else None})
+    sizes = Counter(group_of(name) for name, *_ in tasks)
+    total = {r: sum(right[r, g] for g in sizes) for r in ("rules", "model")}
+    return {"requests": len(tasks), "rules_right": total["rules"], "model_right": total["model"],
+            "model_over_rules": round(total["model"] / max(total["rules"], 1), 3),
+            "model_s_per_reading": round(model_s / max(len(tasks), 1), 3),
+            "per_set": {g: {"requests": n, "rules_right": right["rules", g], "model_right": right["model", g]}
+                        for g, n in sizes.items()}, "readings": rows}
+
+
+def episodes(pairs: list[str], method: str, baseline: str) -> dict[str, Any]:
+    """Successes of ``method`` (first run of each pair) and ``baseline`` (second) on the same (split, task)."""
+    def successes(run: str, name: str) -> dict[tuple[str, str], dict]:
+        path = Path(run) / "episodes.jsonl"
+        if not path.is_file():
+            sys.exit(f"--episodes: no {path}")
+        records = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+        return {(r["split"], r["task_id"]): r for r in records if r["method"] == name}
+
+    per_run, totals = {}, Counter()
+    for pair in pairs:
+        ours_run, _, base_run = pair.partition("=")
+        ours, base = successes(ours_run, method), successes(base_run or ours_run, baseline)
+        keys = sorted(ours.keys() & base.keys())
+        if not keys:
+            sys.exit(f"--episodes {pair}: no (split, task) with both {method} and {baseline}")
+        row = {"episodes": len(keys), method: sum(bool(ours[k]["success"]) for k in keys),
+               baseline: sum(bool(base[k]["success"]) for k in keys),
+               "gained": [f"{s}/{t}" for s, t in keys if ours[s, t]["success"] and not base[s, t]["success"]],
+               "lost": [f"{s}/{t}" for s, t in keys if base[s, t]["success"] and not ours[s, t]["success"]]}
+        per_run[pair] = row
+        totals.update({"episodes": row["episodes"], method: row[method], baseline: row[baseline],
+                       "gained": len(row["gained"]), "lost": len(row["lost"])})
+    return {"method": method, "baseline": baseline, **totals, "per_run": per_run}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--method", default="copy_next_reader", help="a method with planner.request_reader")
+    parser.add_argument("--sets", nargs="*", default=["tfd", "dev", "test2", "test3"])
+    parser.add_argument("--seeds", nargs="*", type=int, default=list(range(10)))
+    parser.add_argument("--per-seed", type=int, default=5)
+    parser.add_argument("--baseline", default="copy_next_stand_ins", help="--episodes: the method compared with")
+    parser.add_argument("--episodes", nargs="*", default=[], metavar="RUN=RUN",
+                        help="icalkit eval out_dirs: one with --method, = one with --baseline (omitted: the same)")
+    parser.add_argument("--out", default=str(RESULTS / "reader.json"))
+    args = parser.parse_args()
+    method = load_method(args.method)
+    llm_cfg = dataclasses.replace(effective_llm(method, LLMConfig()), cache=False)  # timed: no replayed answers
+    if not method.planner.request_reader or not Path(llm_cfg.model).is_dir():
+        sys.exit(f"method {method.name}: needs planner.request_reader and a trained reader at {llm_cfg.model!r} "
+                 "(make reader)")
+    result = {"args": vars(args), "model": llm_cfg.model,
+              **readings(method, llm_cfg, breakfasts(args.sets, args.seeds, args.per_seed))}
+    print(f"{result['requests']} breakfast requests: rules right {result['rules_right']}, model right "
+          f"{result['model_right']} ({result['model_over_rules']}x the rules), {result['model_s_per_reading']} s "
+          "per model reading")
+    for g, c in result["per_set"].items():
+        print(f"  {g}: rules {c['rules_right']}/{c['requests']}, model {c['model_right']}/{c['requests']}")
+    if args.episodes:
+        ep = result["episodes"] = episodes(args.episodes, method.name, args.baseline)
+        print(f"episodes: {method.name} {ep[method.name]}, {args.baseline} {ep[args.baseline]} of {ep['episodes']} "
+              f"(+{ep['gained']} -{ep['lost']})")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
