@@ -2,7 +2,8 @@
 
 A breakfast is composed from one demonstration per dish its request lists
 (:mod:`icalkit.agents.composition`). This checks the step before any episode runs: read the request
-(by the rules, or by the fine-tuned model of ``--method``, ``planner.request_reader``), retrieve a
+(by the rules, by the fine-tuned model of ``--method``, ``planner.request_reader``, and by the model where
+:func:`~icalkit.agents.request_reading.grounded_reading` keeps its reading, as the planner does), retrieve a
 demonstration for each item, and compare the dish types of those demonstrations and the serving
 place with the task's own (its menu and ``serve``). A reading is right only when both match. The
 same memory, retriever, transfer order and room fit as the method's; the room is the task's whole
@@ -35,7 +36,7 @@ from icalkit.agents.composition import Composer, serving_place
 from icalkit.agents.context import transfer_rate
 from icalkit.agents.llm_session import CallStats, LLMSession
 from icalkit.agents.mention_grounding import CachedEmbedder
-from icalkit.agents.request_reading import READ_REQUEST, parse_reading, reader_prompt
+from icalkit.agents.request_reading import READ_REQUEST, grounded_reading, parse_reading, reader_prompt
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.hand_written import HUMAN_DIALOGUES, human_task, load_human_dialogues
 from icalkit.envs.household.tasks.sampler import friendly_params, sample_tasks
@@ -48,6 +49,7 @@ from icalkit.models.llm.factory import LLMConfig, build_llm_from_config
 RESULTS = Path(__file__).parent / "results"
 DISHES = {"coffee": "Coffee", "toast": "Plate Of Toast", "apple": "N Slices Of X In Y",
           "potatoes": "N Cooked Slices Of X In Y", "salad": "Salad", "sandwich": "Sandwich"}
+READERS = ("rules", "model", "grounded")  # grounded: the model's reading where grounded_reading keeps it, else the rules
 
 
 def breakfasts(sets: list[str], seeds: list[int], per_seed: int) -> list[tuple[str, str, Task]]:
@@ -84,7 +86,8 @@ def readings(method: MethodConfig, llm_cfg: LLMConfig, tasks: list[tuple[str, st
         start = time.perf_counter()
         answer = session.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [CallStats()])[0]
         model_s += time.perf_counter() - start
-        for reader, reading in (("rules", None), ("model", answer.value)):
+        for reader, reading in (("rules", None), ("model", answer.value),
+                                ("grounded", grounded_reading(answer.value, dialogue))):
             found, serving = composer.parts(dialogue, "Breakfast", room, task.task_id, reading)
             got, place = sorted(ex.task_type for _, ex in found), serving_place(serving, room, embedder)
             ok = got == want and place == params["serve"]
@@ -93,12 +96,12 @@ def readings(method: MethodConfig, llm_cfg: LLMConfig, tasks: list[tuple[str, st
                          "read": got, "serve": params["serve"], "read_serve": place, "items": [i for i, _ in found],
                          "raw": answer.text if reader == "model" else None})
     sizes = Counter(group_of(name) for name, *_ in tasks)
-    total = {r: sum(right[r, g] for g in sizes) for r in ("rules", "model")}
-    return {"requests": len(tasks), "rules_right": total["rules"], "model_right": total["model"],
-            "model_over_rules": round(total["model"] / max(total["rules"], 1), 3),
+    total = {r: sum(right[r, g] for g in sizes) for r in READERS}
+    return {"requests": len(tasks), **{f"{r}_right": total[r] for r in READERS},
+            **{f"{r}_over_rules": round(total[r] / max(total["rules"], 1), 3) for r in READERS[1:]},
             "model_s_per_reading": round(model_s / max(len(tasks), 1), 3),
-            "per_set": {g: {"requests": n, "rules_right": right["rules", g], "model_right": right["model", g]}
-                        for g, n in sizes.items()}, "readings": rows}
+            "per_set": {g: {"requests": n, **{f"{r}_right": right[r, g] for r in READERS}} for g, n in sizes.items()},
+            "readings": rows}
 
 
 def episodes(pairs: list[str], method: str, baseline: str) -> dict[str, Any]:
@@ -145,11 +148,11 @@ def main() -> None:
                  "(make reader)")
     result = {"args": vars(args), "model": llm_cfg.model,
               **readings(method, llm_cfg, breakfasts(args.sets, args.seeds, args.per_seed))}
-    print(f"{result['requests']} breakfast requests: rules right {result['rules_right']}, model right "
-          f"{result['model_right']} ({result['model_over_rules']}x the rules), {result['model_s_per_reading']} s "
-          "per model reading")
+    print(f"{result['requests']} breakfast requests read right: " + ", ".join(
+        f"{r} {result[f'{r}_right']}" for r in READERS) + f" (grounded {result['grounded_over_rules']}x the rules); "
+        f"{result['model_s_per_reading']} s per model reading")
     for g, c in result["per_set"].items():
-        print(f"  {g}: rules {c['rules_right']}/{c['requests']}, model {c['model_right']}/{c['requests']}")
+        print(f"  {g}: " + ", ".join(f"{r} {c[f'{r}_right']}/{c['requests']}" for r in READERS))
     if args.episodes:
         ep = result["episodes"] = episodes(args.episodes, method.name, args.baseline)
         print(f"episodes: {method.name} {ep[method.name]}, {args.baseline} {ep[args.baseline]} of {ep['episodes']} "

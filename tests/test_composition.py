@@ -229,6 +229,11 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     parts, _ = composer.parts(told, "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("a coffee: a black one", "Coffee"),
                                                             ("a plate of toast", "Plate Of Toast")]
+    # a model's reading picks the items; where it read no serving place ("serve: none"), the rules' is kept
+    parts, read_serving = composer.parts(task.dialogue, "Breakfast", room, task.task_id, (["a mug of coffee"], []))
+    assert [ex.task_type for _, ex in parts] == ["Coffee"] and read_serving == serving
+    assert composer.parts(task.dialogue, "Breakfast", room, task.task_id,
+                          (["a mug of coffee"], ["on the dining table"]))[1] == ["on the dining table"]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 
@@ -278,7 +283,8 @@ def test_a_breakfast_is_composed_from_its_dishes_demonstrations(breakfast_memory
 
 def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakfast_memory) -> None:
     """planner.request_reader: the model's reading picks the parts (a reading of the coffee alone composes the
-    coffee alone); an answer that cannot be parsed twice leaves the request to the rules."""
+    coffee alone); an answer that cannot be parsed twice, or names a food the Commander did not, leaves the
+    request to the rules."""
     from planner_doubles import ScriptedLLM
 
     from icalkit.agents.api.runtime import ApiConfig
@@ -305,6 +311,8 @@ def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakf
     assert result.llm["prompt_ids"] == [READ_REQUEST] and result.llm["parse_failures"] == 0
     coffee, _ = run("item: a mug of coffee\nserve: on the counter")
     assert not coffee.success and "coffee_machine_part0" in coffee.programs[0] and "_part1" not in coffee.programs[0]
+    invented, _ = run(read.replace("a slice of toast", "a bowl of cereal"))  # a food no turn names: the rules read
+    assert invented.success and "_part2" in invented.programs[0]
     ruled, prompts = run("Sure! Breakfast is coming.", "I will make it now.")  # unreadable twice: the rules read it
     assert ruled.success and len(prompts) == 2 and ruled.llm["parse_failures"] == 2
     with pytest.raises(ValueError, match="request_reader reads the dishes compose_parts composes"):

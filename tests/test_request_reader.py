@@ -1,12 +1,13 @@
 """The request reader's pairs (icalkit/data_gen/request_pairs.py): built from the trained dish types only,
-in the one form the planner parses, never holding a hand-written turn; and what the parser refuses."""
+in the one form the planner parses, never holding a hand-written turn; and what the parser and the grounding
+check refuse."""
 
 from __future__ import annotations
 
 import pytest
 
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_reading import parse_reading, reader_prompt, reading_text
+from icalkit.agents.request_reading import grounded_reading, parse_reading, reader_prompt, reading_text
 from icalkit.data_gen.request_pairs import (
     DISH_TYPES,
     UNTAUGHT,
@@ -75,3 +76,19 @@ def test_parse_reading_refuses_what_is_not_a_reading() -> None:
                      ("item: " + "x" * 200, "longer than"), ("\n".join(f"item: dish {i}" for i in range(9)), "at most")]:
         with pytest.raises(ParseError, match=why):
             parse_reading(bad)
+
+
+def test_a_reading_that_names_a_food_no_commander_turn_names_is_not_used() -> None:
+    dialogue = [("Commander", "coffee please, and an apple slice on a plate"), ("Driver", "sure. toast too?"),
+                ("Commander", "no thanks. Bring it to the table")]
+    kept = (["a mug of coffee", "one slice of apple on a plate"], ["on the table"])
+    assert grounded_reading(kept, dialogue) == kept  # mug, slice, plate: the answer's own form
+    # a dish merged with one only the Driver named, or one nobody named: the rules read the request instead
+    assert grounded_reading((["a mug of coffee", "an apple slice of toast on a plate"], []), dialogue) is None
+    assert grounded_reading((["a mug of coffee", "one slice of apple", "a slice of toast on a plate"], []),
+                            dialogue) is None
+    # another form of a word the Commander said ("toasted", "potatoes"); an instruction without speakers
+    forms = [("Commander", "two toasted bread slices and some fried potatoes please")]
+    assert grounded_reading((["a slice of toast on a plate", "two cooked slices of potato"], []), forms)
+    assert grounded_reading((["a slice of toast on a plate"], []), ["Make a plate of toast."])
+    assert grounded_reading(None, dialogue) is None  # no reading (unparseable twice): the rules read

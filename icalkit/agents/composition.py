@@ -470,11 +470,14 @@ class Composer:
         clauses; no parts when ``top_type``, the retrieved type, is not composite. Two items whose
         demonstrations are of one type and that name one dish (:func:`same_dish`: "a toast", then "a slice
         of toast on a plate") are one part, the better-answered item's. ``reading``: the items and serving
-        clauses a model read (``planner.request_reader``); None: :func:`request_items`'."""
+        clauses a model read (``planner.request_reader``; where it read none, :func:`request_items`' clauses);
+        None: :func:`request_items`'."""
         composite = self.composite_types()
         if top_type not in composite:
             return [], []
-        items, serving = reading or request_items(dialogue)
+        ruled = request_items(dialogue)
+        items, serving = reading or ruled
+        serving = serving or ruled[1]  # "serve: none" from a model that missed "…, all on the table!"
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         for item in items:

@@ -69,7 +69,7 @@ from icalkit.agents.plan_prompts import (
 )
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.prompts import load_template
-from icalkit.agents.request_reading import READ_REQUEST, parse_reading, reader_prompt
+from icalkit.agents.request_reading import READ_REQUEST, grounded_reading, parse_reading, reader_prompt
 from icalkit.agents.review_guard import REVIEW_GUARD_TEXT, moved_placed, placed_ids
 from icalkit.agents.stand_ins import stand_ins
 from icalkit.envs.household.tasks.checker import check_goal
@@ -306,9 +306,9 @@ class Planner:
         if self._composer is None:
             self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit)
         room, dialogue = executor.runtime.known_types(), task.dialogue or [task.instruction]
-        reading = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
-                   if self.cfg.request_reader and top_type in self._composer.composite_types() else None)
-        found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, reading)
+        answer = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
+                  if self.cfg.request_reader and top_type in self._composer.composite_types() else None)
+        found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, grounded_reading(answer, dialogue))
         parts = []
         for item, example in found:  # each copied as a request of its item alone
             program, mapping = self.copied_program(composition.item_task(task, item), executor, example, stats)

@@ -2,7 +2,8 @@
 
 The planner asks its model :func:`reader_prompt` when the retrieved type is a composite one, and reads the
 answer with :func:`parse_reading`; the training pairs (:mod:`icalkit.data_gen.request_pairs`) are built with
-the same two functions. Model output is untrusted: :func:`parse_reading` refuses what is not in that form.
+the same two functions. Model output is untrusted: :func:`parse_reading` refuses what is not in that form, and
+:func:`grounded_reading` a reading that names a food the Commander never did (the rules then read the request).
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ SYSTEM = ("You read a household request. List every dish the Commander finally a
           "or 'serve: none'.")
 LINE = re.compile(r"^(item|serve)\s*:\s*(.+?)\s*$", re.IGNORECASE)
 MAX_ITEMS, MAX_CHARS = 6, 120
+# the words of the answer's own form (counts, measures, vessels, "cooked"): every other word of an item must
+# be one the Commander said
+FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate bowl pan pot slice slices "
+                       "cooked".split())
+WORD = re.compile(r"[a-z]+")
 
 
 def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
@@ -58,3 +64,23 @@ def parse_reading(text: str) -> tuple[list[str], list[str]]:
     if len(items) > MAX_ITEMS:
         raise ParseError(f"{len(items)} items; at most {MAX_ITEMS}")
     return list(dict.fromkeys(items)), serving
+
+
+def grounded_reading(reading: tuple[list[str], list[str]] | None,
+                     dialogue: Sequence[Any]) -> tuple[list[str], list[str]] | None:
+    """``reading`` if every word of its items but :data:`FORM_WORDS` is one of the Commander's turns (or
+    another form of one: "toast" for "toasted", "potatoes" for "potato"); else None, and the rules read.
+
+    A small reader invents a dish no turn names ("a slice of toast on a plate" beside a sandwich) or merges
+    two ("an apple slice of toast"); a reading with such a word is not used at all.
+    """
+    if reading is None:
+        return None
+    said = set(WORD.findall(" ".join(t for s, t in dialogue_turns(dialogue) if s == "Commander").lower()))
+
+    def named(word: str) -> bool:
+        return word in said or (len(word) >= 4 and any(len(w) >= 4 and (w.startswith(word) or word.startswith(w))
+                                                       for w in said))
+
+    words = {w for item in reading[0] for w in WORD.findall(item)} - FORM_WORDS
+    return reading if all(named(w) for w in words) else None
