@@ -145,7 +145,9 @@ class PlannerConfig:
             (:func:`~icalkit.agents.request_reading.reader_prompt`; a model trained by
             ``configs/finetune_reader.yaml``) instead of the rules
             (:func:`~icalkit.agents.composition.request_items`), which still read an answer that cannot
-            be parsed twice.
+            be parsed twice or names a food no Commander turn names
+            (:func:`~icalkit.agents.request_reading.grounded_reading`), and the serving place where the
+            answer names none.
     """
 
     mode: str = "ical"
