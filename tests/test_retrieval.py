@@ -199,9 +199,11 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST2_DIALOGUES,
         TEST3_DIALOGUES,
         TEST4_DIALOGUES,
+        TEST5_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
+    from icalkit.envs.household.tasks.registry import BREAKFAST_MENUS
     from icalkit.training.retriever_data import (
         GENERATOR_PHRASES,
         TFD_TYPES,
@@ -235,7 +237,10 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     test4 = load_human_dialogues(TEST4_DIALOGUES)  # round 31's, by another writer who never read the reader
     assert Counter(d.task_type for d in test4) == dict.fromkeys(TFD_TYPES, 4)
     assert not long_turns(test4) & (long_turns(hand) | long_turns(dev) | long_turns(test2) | long_turns(test3))
-    check_held_out(rows, [*hand, *test2, *test3, *test4])
+    test5 = load_human_dialogues(TEST5_DIALOGUES)  # round 32's breakfasts, by another writer who never read the reader
+    assert Counter(d.params["menu"] for d in test5) == dict.fromkeys(BREAKFAST_MENUS, 4)
+    assert {d.task_type for d in test5} == {"Breakfast"}
+    check_held_out(rows, [*hand, *test2, *test3, *test4, *test5])
     assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
     with pytest.raises(RetrieverDataError, match="held-out test set"):
