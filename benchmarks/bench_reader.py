@@ -38,6 +38,7 @@ from icalkit.agents.llm_session import CallStats, LLMSession
 from icalkit.agents.mention_grounding import CachedEmbedder
 from icalkit.agents.request_reading import READ_REQUEST, grounded_reading, parse_reading, reader_prompt
 from icalkit.envs.household.scene import build_world
+from icalkit.envs.household.tasks.definitions import package_definitions
 from icalkit.envs.household.tasks.hand_written import HUMAN_DIALOGUES, human_task, load_human_dialogues
 from icalkit.envs.household.tasks.sampler import friendly_params, sample_tasks
 from icalkit.envs.household.tasks.task import Task
@@ -47,8 +48,6 @@ from icalkit.memory.embed import SentenceTransformerEmbedder
 from icalkit.models.llm.factory import LLMConfig, build_llm_from_config
 
 RESULTS = Path(__file__).parent / "results"
-DISHES = {"coffee": "Coffee", "toast": "Plate Of Toast", "apple": "N Slices Of X In Y",
-          "potatoes": "N Cooked Slices Of X In Y", "salad": "Salad", "sandwich": "Sandwich"}
 READERS = ("rules", "model", "grounded")  # grounded: the model's reading where grounded_reading keeps it, else the rules
 
 
@@ -77,10 +76,11 @@ def readings(method: MethodConfig, llm_cfg: LLMConfig, tasks: list[tuple[str, st
     composer = Composer(memory, rates, method.planner.room_fit)
     session = LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128)
     embedder = CachedEmbedder(SentenceTransformerEmbedder())
+    dishes = package_definitions()["Breakfast"].components  # the TEACh definition's: "toast" -> Plate Of Toast
     right, rows, model_s = Counter(), [], 0.0
     for name, tid, task in tqdm(tasks, desc="breakfast requests"):
         params = friendly_params(task)
-        want = sorted(dish for key, dish in DISHES.items() if params.get(f"n_{key}") == "1")
+        want = sorted(c["task_name"] for key, c in dishes.items() if params.get(f"n_{key}") == "1")
         room = {o["objectType"] for o in build_world(task).metadata()}
         dialogue = task.dialogue or [task.instruction]
         start = time.perf_counter()

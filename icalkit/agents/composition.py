@@ -475,9 +475,9 @@ class Composer:
         composite = self.composite_types()
         if top_type not in composite:
             return [], []
-        ruled = request_items(dialogue)
-        items, serving = reading or ruled
-        serving = serving or ruled[1]  # "serve: none" from a model that missed "…, all on the table!"
+        items, serving = reading or request_items(dialogue)
+        if reading and not serving:  # "serve: none" from a model that missed "…, all on the table!"
+            serving = request_items(dialogue)[1]
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         for item in items:
