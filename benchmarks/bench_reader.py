@@ -33,7 +33,7 @@ from typing import Any
 from tqdm import tqdm
 
 from icalkit.agents.composition import Composer, serving_place
-from icalkit.agents.context import transfer_rate
+from icalkit.agents.context import transfer_rates
 from icalkit.agents.llm_session import CallStats, LLMSession
 from icalkit.agents.mention_grounding import CachedEmbedder
 from icalkit.agents.request_reading import READ_REQUEST, grounded_reading, parse_reading, reader_prompt
@@ -71,9 +71,8 @@ def group_of(name: str) -> str:
 def readings(method: MethodConfig, llm_cfg: LLMConfig, tasks: list[tuple[str, str, Task]]) -> dict[str, Any]:
     """Each request read by the rules and by the model, composed, and checked against the task's menu."""
     memory = build_memory(MemoryConfig(path=method.memory, text_embedder=TextEmbedderConfig(model=method.retriever)))
-    rates = ({eid: transfer_rate(s) for eid, s in getattr(memory, "transfer_scores", dict)().items()}
-             if method.planner.transfer_order else None)
-    composer = Composer(memory, rates, method.planner.room_fit)
+    composer = Composer(memory, transfer_rates(memory) if method.planner.transfer_order else None,
+                        method.planner.room_fit)
     session = LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128)
     embedder = CachedEmbedder(SentenceTransformerEmbedder())
     dishes = package_definitions()["Breakfast"].components  # the TEACh definition's: "toast" -> Plate Of Toast

@@ -150,6 +150,11 @@ def transfer_rate(score: Sequence[int] | None) -> float:
     return (wins + 1) / (tried + 2)
 
 
+def transfer_rates(memory: Any) -> dict[str, float]:
+    """Example id -> :func:`transfer_rate` of the memory's stored transfer scores (none stored: empty)."""
+    return {eid: transfer_rate(s) for eid, s in getattr(memory, "transfer_scores", dict)().items()}
+
+
 def room_fit_order(examples: Sequence[Any], room: set[str], transfer: Mapping[str, float] | None = None) -> list[Any]:
     """Retrieved examples (best first) re-ordered so that the room can follow the first: those of the
     top hit's task type first; with ``transfer`` (example id -> the smoothed share of its type's

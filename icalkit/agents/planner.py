@@ -41,7 +41,7 @@ from icalkit.agents.context import (
     retrieval_text,
     room_fit_order,
     task_text,
-    transfer_rate,
+    transfer_rates,
 )
 from icalkit.agents.copy_fitting import fit_copy, whole_room
 from icalkit.agents.copy_progress import CopyProgress
@@ -201,8 +201,7 @@ class Planner:
         if not self.cfg.transfer_order:
             return None
         if self._rates is None:
-            scores = getattr(self.memory, "transfer_scores", dict)()
-            self._rates = {eid: transfer_rate(s) for eid, s in scores.items()}
+            self._rates = transfer_rates(self.memory)
         return self._rates
 
     def _examples_text(self, examples: list[Any]) -> str:
