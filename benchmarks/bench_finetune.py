@@ -48,7 +48,7 @@ Phases (each merges its figures into benchmarks/results/finetune.json, keeping t
   rows recorded apart under ``--key`` (``ical_learned``: the fine-tuned model's ICAL memory, with its
   fine-tunes ``--finetune-dir`` and its ``icalkit ical`` run ``--memory-runs``).
 
-Usage: python benchmarks/bench_finetune.py train [--steps 3] [--repeats 1]
+Usage: python benchmarks/bench_finetune.py [train] [--steps 3] [--repeats 1]   (train: the default phase)
        python benchmarks/bench_finetune.py serve --adapter runs/bench_finetune/lora16/adapter
        python benchmarks/bench_finetune.py gradient --steps 10 [--nograd-steps 17] [--config configs/finetune_rag.yaml]
            [--dataset runs/finetune_rag/data/dataset]
@@ -449,7 +449,8 @@ def phase_gpu(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", choices=["train", "serve", "eval", "copies", "gradient", "demo", "gpu"])
+    parser.add_argument("phase", nargs="?", default="train",
+                        choices=["train", "serve", "eval", "copies", "gradient", "demo", "gpu"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=4)
     parser.add_argument("--grad-accum", type=int, default=2)
