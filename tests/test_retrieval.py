@@ -200,6 +200,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST3_DIALOGUES,
         TEST4_DIALOGUES,
         TEST5_DIALOGUES,
+        TEST6_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -240,7 +241,10 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     test5 = load_human_dialogues(TEST5_DIALOGUES)  # round 32's breakfasts, by another writer who never read the reader
     assert Counter(d.params["menu"] for d in test5) == dict.fromkeys(BREAKFAST_MENUS, 4)
     assert {d.task_type for d in test5} == {"Breakfast"}
-    check_held_out(rows, [*hand, *test2, *test3, *test4, *test5])
+    test6 = load_human_dialogues(TEST6_DIALOGUES)  # round 33's breakfasts, half of them changing their mind
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test6) == {
+        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6])
     assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
     with pytest.raises(RetrieverDataError, match="held-out test set"):

@@ -7,7 +7,8 @@ of them and puts the hand-written turns in place of the generated ones. :data:`D
 set settings are chosen on; :data:`HUMAN_DIALOGUES` was a test set until round 28 scored it (its
 failures chose round 29's changes), :data:`TEST2_DIALOGUES` round 29's (its failures chose round 30's);
 :data:`TEST3_DIALOGUES` round 30's (read after round 30 scored it); :data:`TEST4_DIALOGUES` round 31's (scored
-in round 32); :data:`TEST5_DIALOGUES` round 32's, breakfasts only (28, 4 per menu). Each test set was written by
+in round 32); :data:`TEST5_DIALOGUES` round 32's, breakfasts only (28, 4 per menu); :data:`TEST6_DIALOGUES`
+round 33's, breakfasts (28, 4 per menu), in half of which the Commander changes their mind. Each test set was written by
 a writer who never read the code that reads dialogues, and scored once before it was read.
 """
 
@@ -26,8 +27,10 @@ TEST2_DIALOGUES = HUMAN_DIALOGUES.with_name("test2_dialogues.yaml")  # round 29'
 TEST3_DIALOGUES = HUMAN_DIALOGUES.with_name("test3_dialogues.yaml")  # round 30's test set, by another writer
 TEST4_DIALOGUES = HUMAN_DIALOGUES.with_name("test4_dialogues.yaml")  # round 31's test set, by another writer
 TEST5_DIALOGUES = HUMAN_DIALOGUES.with_name("test5_dialogues.yaml")  # round 32's breakfasts, by another writer
+TEST6_DIALOGUES = HUMAN_DIALOGUES.with_name("test6_dialogues.yaml")  # round 33's breakfasts, half change their mind
 # every set: none may be trained on
-HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES, TEST4_DIALOGUES, TEST5_DIALOGUES)
+HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES, TEST4_DIALOGUES, TEST5_DIALOGUES,
+                TEST6_DIALOGUES)
 
 
 class DialogueFileError(ValueError):
