@@ -4,12 +4,22 @@ check refuse."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 import pytest
 
 from icalkit.agents.parsing import ParseError
 from icalkit.agents.request_reading import grounded_reading, parse_reading, reader_prompt, reading_text
 from icalkit.data_gen.request_pairs import (
+    CANCELS,
+    CHANGES,
+    DECLINES,
     DISH_TYPES,
+    MOVES,
+    OFFERS,
+    REFUSALS,
+    SWAPS,
     UNTAUGHT,
     RequestPairConfig,
     RequestPairError,
@@ -20,7 +30,7 @@ from icalkit.data_gen.request_pairs import (
 
 
 def test_pairs_list_the_trained_dishes_a_request_asks_for() -> None:
-    rows = request_pairs(RequestPairConfig(singles_per_type=4, listed=60, seed=3))
+    rows = request_pairs(RequestPairConfig(singles_per_type=4, listed=60, changed_share=0, seed=3))
     assert len(rows) == 4 * len(DISH_TYPES) + 60 and {r["kind"] for r in rows} == {"single", "listed"}
     assert all(r["prompt"][0] == reader_prompt([])[0] for r in rows)  # one system prompt, as deployed
     readings = [(r["kind"], parse_reading(r["completion"]), r["prompt"][-1]["content"].lower()) for r in rows]
@@ -34,10 +44,37 @@ def test_pairs_list_the_trained_dishes_a_request_asks_for() -> None:
     assert all(s[0].removeprefix("on the ") in text for _, s, text in listed if s)
     assert 0 < sum(bool(s) for _, s, _ in listed) < len(listed)
     # a dish named vaguely ("some cooked potato") is read with the count the answer to the Driver gives
-    described = [(items, text) for items, _, text in listed if "\ndriver: how many" in text]
+    described = [(items, text) for items, _, text in listed
+                 if re.search(r"\ndriver: how many[^\n]*\ncommander: (one|two|three)", text)]
     assert described and all(any(i.split()[0] in ("one", "two", "three") for i in items) for items, _ in described)
     # nothing of a type held out of training: no breakfast, sandwich, boiling or watering
     assert not any(w in text for *_, text in readings for w in ("breakfast", "sandwich", "boil", "plant"))
+
+
+def test_a_request_that_changes_its_mind_is_read_as_it_ends() -> None:
+    rows = request_pairs(RequestPairConfig(singles_per_type=0, listed=300, changed_share=0.5, seed=5))
+    changes = Counter(r["kind"] for r in rows)
+    assert set(changes) == {"listed", *(f"changed/{c}" for c in CHANGES)} and 110 < changes["listed"] < 190
+    said = {kind: [re.compile(re.escape(re.sub(r"[,.]?(?: so)?$", "", w)).replace(r"\{old\}", "(.+)").replace(r"\{new\}", "(.+)")
+                              .replace(r"\{place\}", "(.+)")) for w in ways]
+            for kind, ways in (("cancel", CANCELS), ("swap", SWAPS), ("refuse", REFUSALS), ("move", MOVES))}
+    for row in rows:
+        turns = [tuple(line.split(": ", 1)) for line in row["prompt"][1]["content"].splitlines()[1:]]
+        items, serving = reading = parse_reading(row["completion"])
+        assert grounded_reading(reading, turns) == reading  # the answer names only what the Commander said
+        kind = row["kind"].removeprefix("changed/")
+        commander = [t.lower() for s, t in turns if s == "Commander"]
+        found = [m for t in commander for m in (w.search(t) for w in said.get(kind, ())) if m]
+        if kind == "decline":  # the Driver offers a dish; the next turn, the Commander's, turns it down
+            at = next(j for j, (s, t) in enumerate(turns) if s == "Driver" and t.endswith("?")
+                      and any(re.fullmatch(re.escape(o).replace(r"\{old\}", ".+"), t) for o in OFFERS))
+            assert turns[at + 1] in [("Commander", d) for d in DECLINES]
+        elif kind == "move":  # two places said; the answer keeps the one the correction names
+            assert found and serving == [f"on the {found[-1][1]}"]
+        elif kind == "cancel":  # the dish taken back is said, and not read
+            assert found and all(m[1] not in " ".join(items) for m in found)
+        elif kind in ("swap", "refuse"):
+            assert found, commander
 
 
 def test_dish_items_are_the_words_the_composition_retrieves_with() -> None:
@@ -65,7 +102,8 @@ def test_built_pairs_load_as_a_finetuning_dataset(tmp_path) -> None:
     stats = write_request_pairs(request_pairs(cfg), cfg, tmp_path)
     ds = load_pairs(tmp_path / "dataset")
     assert stats["pairs"] == 30 and len(ds["train"]) + len(ds["validation"]) == 30
-    assert stats["by_kind"] == {"single": 10, "listed": 20} and (tmp_path / "pairs.jsonl").is_file()
+    assert stats["by_kind"]["single"] == 10 and sum(stats["by_kind"].values()) == 30  # listed and changed/...
+    assert (tmp_path / "pairs.jsonl").is_file()
 
 
 def test_parse_reading_refuses_what_is_not_a_reading() -> None:
@@ -92,3 +130,27 @@ def test_a_reading_that_names_a_food_no_commander_turn_names_is_not_used() -> No
     assert grounded_reading((["a slice of toast on a plate", "two cooked slices of potato"], []), forms)
     assert grounded_reading((["a slice of toast on a plate"], []), ["Make a plate of toast."])
     assert grounded_reading(None, dialogue) is None  # no reading (unparseable twice): the rules read
+
+
+def test_a_pair_that_holds_a_hand_written_turn_by_chance_is_dropped(tmp_path, monkeypatch) -> None:
+    import json
+
+    import yaml
+
+    from icalkit.commands.finetune import Config, build_dataset
+    from icalkit.envs.household.tasks import hand_written
+
+    cfg = Config(pairs="requests", out_dir=str(tmp_path / "run"),
+                 requests=RequestPairConfig(singles_per_type=2, listed=30, seed=4))
+    rows = request_pairs(cfg.requests)
+    turn = next(t.split(": ", 1)[1] for r in rows for t in r["prompt"][-1]["content"].splitlines()
+                if t.startswith("Commander: ") and len(t) > 60)
+    written = tmp_path / "written.yaml"  # a hand-written set that happens to say one generated turn
+    written.write_text(yaml.safe_dump([{"id": "w1", "task_type": "Coffee", "params": {},
+                                        "dialogue": [["Commander", turn.upper()]]}]))
+    monkeypatch.setattr(hand_written, "HAND_WRITTEN", (written,))
+    assert build_dataset(cfg) == tmp_path / "run" / "data" / "dataset"
+    stats = json.loads((tmp_path / "run" / "data" / "stats.json").read_text())
+    kept = [json.loads(line) for line in (tmp_path / "run" / "data" / "pairs.jsonl").read_text().splitlines()]
+    assert stats["dropped_held_out"] >= 1 and stats["pairs"] == len(rows) - stats["dropped_held_out"] == len(kept)
+    assert not any(turn.lower() in r["prompt"][-1]["content"].lower() for r in kept)

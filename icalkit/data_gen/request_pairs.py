@@ -12,6 +12,9 @@ planner's model to read the request instead (``planner.request_reader``). They c
   sometimes with where everything goes ("all on the counter") -> each dish, and that place.
 - **described**: as listed, but one dish is named vaguely ("some cooked potato") and described in the
   answer to the Driver's question ("how many slices?" -> "two, on a plate").
+- **changed**: as listed, but the Commander changes their mind (:func:`_change`): cancels a dish said
+  earlier, swaps one dish (or its count) for another, turns down a dish the Driver offers, says up front
+  which dish they do not want, or moves where everything goes -> only what they finally ask for.
 
 A dish is written as :func:`dish_item` does ("two cooked slices of potato on a plate"): the words the
 composition retrieves each dish's demonstration with. Train and deploy prompts come from one
@@ -57,6 +60,18 @@ PLACES = {"CounterTop": ("counter", "countertop", "kitchen counter"),
           "DiningTable": ("dining table", "table", "kitchen table")}
 SERVES = ("all on the {}", "put all of it on the {}", "serve them on the {}", "leave it all at the {} please",
           "bring both to the {}", "everything goes on the {}", "set them on the {} when you're done")
+# a change of mind: {old} is a dish the request does not end with, {new} one it does, {place} a serving place
+CANCELS = ("actually skip the {old}", "never mind the {old}", "forget the {old}, the rest is fine", "no {old} after all",
+           "hmm, scratch the {old}", "on second thought, leave out the {old}", "wait, cancel the {old}")
+SWAPS = ("actually, instead of the {old}, make it {new}", "no wait, {new}, not the {old}", "change the {old} to {new}",
+         "sorry, make that {new} instead", "wait, i meant {new}", "swap the {old} for {new}")
+REFUSALS = ("no {old} today.", "i don't want {old} this time,", "skip the {old} today,", "not in the mood for {old}.",
+            "we're out of {old}, so")
+OFFERS = ("should i make {old} too?", "do you want {old} as well?", "{old} too?", "want some {old} with that?")
+DECLINES = ("no thanks", "nope, just that", "no, i'm good", "no need", "not today", "no")
+MOVES = ("actually, use the {place} instead", "hmm no, the {place}", "wait, make that the {place}",
+         "sorry, i meant the {place}")
+CHANGES = ("cancel", "swap", "decline", "refuse", "move")
 ASKS = ("how many slices?", "how many?", "how many pieces?", "what kind?", "how do you want it?")
 HINT = re.compile(r"\b(?:is|are)\s+(?:in|on|by|next)\b|\btry\b|\bcheck\b|there's|you'll find|\bsee\b", re.IGNORECASE)
 
@@ -124,6 +139,7 @@ class RequestPairConfig:
         listed: requests of two or three dishes (``described`` of them describe one dish later).
         described_share: share of the listed requests with a dish described after the Driver asks.
         untaught_share: share of the listed requests that also ask for a dish no task makes (:data:`UNTAUGHT`).
+        changed_share: share of the listed requests in which the Commander changes their mind (:data:`CHANGES`).
         serve_share: share of the listed requests that say where everything goes.
         human_share: share of generated dialogues in the human-like style.
         valid_fraction: share of pairs in the validation split.
@@ -136,6 +152,7 @@ class RequestPairConfig:
     listed: int = 1200
     described_share: float = 0.3
     untaught_share: float = 0.3
+    changed_share: float = 0.25
     serve_share: float = 0.6
     human_share: float = 0.5
     valid_fraction: float = 0.05
@@ -147,7 +164,7 @@ class RequestPairConfig:
                                    f"(held out: {self.heldout_types})")
         if len(self.task_types) < 2 or self.singles_per_type < 0 or self.listed < 0:
             raise RequestPairError("requests needs two or more task_types and counts >= 0")
-        for name in ("described_share", "untaught_share", "serve_share", "human_share"):
+        for name in ("described_share", "untaught_share", "changed_share", "serve_share", "human_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise RequestPairError(f"requests.{name} must be a share in [0, 1]")
         if not 0 <= self.valid_fraction < 1:
@@ -160,8 +177,65 @@ def _generated(task_type: str, rng: random.Random, cfg: RequestPairConfig, tag: 
     return params, list(write_instructions(task_type, params, f"requests/{cfg.seed}/{tag}", style=style)[1])
 
 
-def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tuple[str, str]], list[str], str]:
-    """One request of two or three dishes of different types, among other turns: (turns, items, serving)."""
+def _short(task_type: str, params: Mapping[str, str], phrase: str) -> str:
+    """How a dish is named again when taken back ("coffee", "potato slices", "bowl of cereal")."""
+    if task_type in ("Coffee", "Salad"):
+        return task_type.lower()
+    if task_type == "Plate Of Toast":
+        return "toast"
+    if task_type:
+        cooked = "cooked " if "Cooked" in task_type else ""
+        return f"{cooked}{params['X'].lower()} slice{'' if params['N'] == '1' else 's'}"
+    return re.sub(r"^(?:a|an|some|two)\s+", "", phrase)
+
+
+def _other_dish(cfg: RequestPairConfig, rng: random.Random, dishes: list,
+                said: list[tuple[str, str]]) -> tuple[str, str]:
+    """A dish the request does not end with, of none of its types and none of its untaught dishes: (how it is
+    first said, how it is named again)."""
+    kinds = [d[0] for d in dishes]
+    rest = [k for k in cfg.task_types if k not in kinds]
+    if rest and rng.random() < 0.6:
+        kind = rng.choice(rest)
+        params = choose_params(TASK_TYPES[kind], "kitchen", rng)
+        phrase = dish_phrases(kind, params, rng)[0]
+        return phrase, _short(kind, params, phrase)
+    phrase = rng.choice([u for u in UNTAUGHT if u not in {p for p, _ in said}])
+    return phrase, _short("", {}, phrase)
+
+
+def _change(cfg: RequestPairConfig, rng: random.Random, dishes: list, said: list[tuple[str, str]],
+            keep: int | None) -> tuple[str, list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """How the Commander changes their mind about the dishes: (the change, the phrases first said, turns said
+    before them, turns said after them). The dishes asked for in the end stay ``said``; ``keep`` (a dish
+    described later) is never swapped."""
+    change, spoken = rng.choice(CHANGES), [p for p, _ in said]
+    old, short = _other_dish(cfg, rng, dishes, said)
+    if change == "cancel":
+        spoken.insert(rng.randint(0, len(spoken)), old)
+        return change, spoken, [], [("Commander", rng.choice(CANCELS).format(old=short))]
+    if change == "swap" and (at := [j for j in range(len(said)) if j != keep]):
+        j = rng.choice(at)
+        kind, params, _ = dishes[j]
+        if "Slices" in kind and rng.random() < 0.5:  # the same dish, another count first
+            params = {**params, "N": rng.choice([n for n in NUMBERS if n != params["N"]])}
+            old = dish_phrases(kind, params, rng)[0]
+            short = _short(kind, params, old)
+        spoken[j] = old
+        # "i meant ..." only right after the last dish; elsewhere the swap names the dish it replaces
+        ways = SWAPS if j == len(said) - 1 and keep is None else [w for w in SWAPS if "{old}" in w]
+        return change, spoken, [], [("Commander", rng.choice(ways).format(old=short, new=said[j][0]))]
+    if change == "decline":
+        return change, spoken, [], [("Driver", rng.choice(OFFERS).format(old=short)),
+                                    ("Commander", rng.choice(DECLINES))]
+    if change == "refuse":
+        return change, spoken, [("Commander", rng.choice(REFUSALS).format(old=short))], []
+    return "move", spoken, [], []  # where everything goes: said once, then corrected (in _listed)
+
+
+def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tuple[str, str]], list[str], str, str]:
+    """One request of two or three dishes of different types, among other turns: (turns, items, serving,
+    the change of mind or "")."""
     kinds = rng.sample(cfg.task_types, rng.choice((2, 2, 3)) if len(cfg.task_types) > 2 else 2)
     dishes = [(k, *_generated(k, rng, cfg, f"listed/{i}/{k}")) for k in kinds]  # (type, params, its dialogue)
     said = [dish_phrases(k, params, rng) for k, params, _ in dishes]
@@ -176,34 +250,46 @@ def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tu
         kind, params, _ = dishes[vague]
         said[vague] = (f"some {'cooked ' if 'Cooked' in kind else ''}{params['X'].lower()}", items[vague])
         items[vague] = dish_item(kind, params)
+    change, phrases, before, after = (_change(cfg, rng, dishes, said, vague) if rng.random() < cfg.changed_share
+                                      else ("", [p for p, _ in said], [], []))
     # hints and the Driver's turns, from the dishes' dialogues and from another dish's (a hint names no dish)
     other = _generated(rng.choice(cfg.task_types), rng, cfg, f"listed/{i}/other")[1]
     others = [t for *_, turns in [*dishes, (other,)] for t in turns if t[0] == "Driver" or HINT.search(t[1])]
     turns = [("Driver", rng.choice(("hi, what should i do?", "Hello! What can I do?", "what's the task?")))]
-    if rng.random() < 0.5:
-        phrases = [p for p, _ in said]
+    lead, one_turn = rng.choice(LEADS), rng.random() < 0.5
+    if before and one_turn and rng.random() < 0.5:  # "no coffee today. i'd like ..." in one turn
+        lead, before = before[0][1] + " " + lead, []
+    turns += [(who, re.sub(r"[,.]?(?: so)?$", "", text)) for who, text in before]
+    if one_turn:
         body = (rng.choice(PAIRS).join(phrases) if len(phrases) == 2
                 else ", ".join(phrases[:-1]) + rng.choice((" and ", ", and ", ", ", " + ")) + phrases[-1])
-        turns.append(("Commander", rng.choice(LEADS) + body))
+        turns.append(("Commander", lead + body))
     else:
-        turns += [("Commander", rng.choice(STEPS).format(p)) for p, _ in said]
+        turns += [("Commander", rng.choice(STEPS).format(p)) for p in phrases]
+    glued = set()  # turns that answer the one before them: nothing is put between
     if vague is not None:
         kind, params, _ = dishes[vague]
         answer = _n(params["N"], "slice") if rng.random() < 0.5 else NUMBERS[params["N"]]
         answer += rng.choice(("", ", cooked" if "Cooked" in kind else ""))
         answer += f" {'in' if params['Y'] == 'Bowl' else 'on'} a {params['Y'].lower()}"
         turns += [("Driver", rng.choice(ASKS)), ("Commander", answer)]
+        glued.add(len(turns) - 1)
+    turns += after
+    glued |= {len(turns) - 1} if change == "decline" else set()
     serving = ""
-    if rng.random() < cfg.serve_share:
-        words = rng.choice(PLACES[rng.choice(sorted(PLACES))])
-        serving = f"on the {words}"
-        turns.append(("Commander", rng.choice(SERVES).format(words)))
-    answered = len(turns) - 1 - bool(serving) if vague is not None else -1  # no turn between a question and its answer
+    if rng.random() < cfg.serve_share or change == "move":
+        places = [rng.choice(PLACES[p]) for p in rng.sample(sorted(PLACES), 2)]
+        serving = f"on the {places[-1]}"
+        if change == "move":
+            turns.append(("Commander", rng.choice(SERVES).format(places[0])))
+            turns.append(("Commander", rng.choice(MOVES).format(place=places[1])))
+        else:
+            turns.append(("Commander", rng.choice(SERVES).format(places[-1])))
     for turn in rng.sample(others, min(len(others), rng.randint(0, 3))):  # hints and the Driver's turns
-        at = rng.choice([j for j in range(2, len(turns) + 1) if j != answered])
-        answered += at <= answered
+        at = rng.choice([j for j in range(2, len(turns) + 1) if j not in glued])
+        glued = {g + (at <= g) for g in glued}
         turns.insert(at, turn)
-    return turns, items, serving
+    return turns, items, serving, change
 
 
 def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
@@ -216,16 +302,18 @@ def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
             params, turns = _generated(task_type, rng, cfg, f"single/{task_type}/{i}")
             rows.append({"kind": "single", "turns": turns, "text": reading_text([dish_item(task_type, params)], "")})
     for i in range(cfg.listed):
-        turns, items, serving = _listed(cfg, rng, i)
-        rows.append({"kind": "listed", "turns": turns, "text": reading_text(items, serving)})
+        turns, items, serving, change = _listed(cfg, rng, i)
+        rows.append({"kind": f"changed/{change}" if change else "listed", "turns": turns, "text": reading_text(items, serving)})
     rng.shuffle(rows)
     return [{"prompt": reader_prompt(r["turns"]), "completion": r["text"], "kind": r["kind"],
              "task_id": f"requests/{cfg.seed}/{i}", "task_type": "request"} for i, r in enumerate(rows)]
 
 
-def write_request_pairs(rows: list[dict[str, Any]], cfg: RequestPairConfig, out_dir: str | Path) -> dict[str, Any]:
-    """Write the pairs under ``out_dir`` (pairs.jsonl, dataset/, stats.json); ``icalkit finetune`` first refuses
-    any that holds a hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.check_held_out`)."""
+def write_request_pairs(rows: list[dict[str, Any]], cfg: RequestPairConfig, out_dir: str | Path,
+                        dropped_held_out: int = 0) -> dict[str, Any]:
+    """Write the pairs under ``out_dir`` (pairs.jsonl, dataset/, stats.json); ``icalkit finetune`` first drops
+    those that hold a hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.held_out_turns`),
+    ``dropped_held_out`` of them."""
     from collections import Counter
 
     from icalkit.data_gen.finetune_data import to_dataset
@@ -237,6 +325,6 @@ def write_request_pairs(rows: list[dict[str, Any]], cfg: RequestPairConfig, out_
     to_dataset([{"task_id": r["task_id"], "rows": [r]} for r in rows], cfg.valid_fraction, cfg.seed
                ).save_to_disk(str(out / "dataset"))
     stats = {"pairs": len(rows), "by_kind": dict(Counter(r["kind"] for r in rows)), "task_types": cfg.task_types,
-             "heldout_types": cfg.heldout_types}
+             "heldout_types": cfg.heldout_types, "dropped_held_out": dropped_held_out}
     (out / "stats.json").write_text(json.dumps(stats, indent=1))
     return stats

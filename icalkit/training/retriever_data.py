@@ -62,13 +62,19 @@ def training_pairs(task_types: Sequence[str], n_per_type: int, seed: int = 0, ke
 GENERATOR_PHRASES = frozenset({"a slice of lettuce and a slice of tomato"})
 
 
+def held_out_turns(held_out: Sequence[HumanDialogue]) -> set[str]:
+    """The turns no training text may hold (lower case): those longer than 30 characters that the generator does
+    not say too (:data:`GENERATOR_PHRASES`); short stock phrases ("make sure the plate is clean") occur in both
+    by chance."""
+    return {t.strip().lower() for d in held_out for _, t in d.dialogue if len(t.strip()) > 30} - GENERATOR_PHRASES
+
+
 def check_held_out(rows: Sequence[dict[str, Any]], held_out: Sequence[HumanDialogue]) -> None:
     """Raise if any training text contains a turn of a hand-written dialogue (test leakage).
 
-    Turns of 30 characters or less are not checked: short stock phrases ("make sure the plate is
-    clean") occur in both by chance; nor are the longer ones the generator says too (:data:`GENERATOR_PHRASES`).
+    The turns checked are :func:`held_out_turns`.
     """
-    turns = {t.strip().lower() for d in held_out for _, t in d.dialogue if len(t.strip()) > 30} - GENERATOR_PHRASES
+    turns = held_out_turns(held_out)
     for row in rows:
         for col in ("anchor", "positive"):
             text = row[col].lower()
