@@ -77,23 +77,6 @@ def test_a_request_that_changes_its_mind_is_read_as_it_ends() -> None:
             assert found, commander
 
 
-def test_a_hint_of_where_an_object_is_moves_nothing() -> None:
-    from icalkit.envs.household.tasks.instruction_templates import LOCATION_ANSWERS
-
-    hint = re.compile("|".join(re.escape(w).replace(r"\{x\}", "[a-z]+").replace(r"\{prep\}", "(?:on|in)")
-                               .replace(r"\{y\}", "(.+)") for w in LOCATION_ANSWERS))
-    rows = request_pairs(RequestPairConfig(singles_per_type=0, listed=200, seed=6))
-    late = 0
-    for row in rows:
-        turns = [tuple(line.split(": ", 1)) for line in row["prompt"][1]["content"].splitlines()[1:]]
-        _, serving = parse_reading(row["completion"])
-        said = [t for s, t in turns if s == "Commander"]
-        late += bool(serving and hint.fullmatch(said[-1]) and hint.fullmatch(said[-1])[0] != serving[0])
-        if serving:  # the place read is said in a turn that is not a hint
-            assert any(serving[0].removeprefix("on the ") in t for t in said if not hint.fullmatch(t))
-    assert late > 20  # a hint after where everything goes, naming another place or none
-
-
 def test_dish_items_are_the_words_the_composition_retrieves_with() -> None:
     assert dish_item("Coffee", {}) == "a mug of coffee"
     assert dish_item("N Cooked Slices Of X In Y", {"X": "Potato", "N": "2", "Y": "Bowl"}) == \

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from icalkit.agents.request_reading import reader_prompt, reading_text
-from icalkit.envs.household.tasks.instruction_templates import LOCATION_ANSWERS
 from icalkit.envs.household.tasks.instructions import write_instructions
 from icalkit.envs.household.tasks.registry import TASK_TYPES, choose_params
 
@@ -73,11 +72,6 @@ DECLINES = ("no thanks", "nope, just that", "no, i'm good", "no need", "not toda
 MOVES = ("actually, use the {place} instead", "hmm no, the {place}", "wait, make that the {place}",
          "sorry, i meant the {place}")
 CHANGES = ("cancel", "swap", "decline", "refuse", "move")
-# where a dish's object is, in the generator's words (LOCATION_ANSWERS): the serving places among the others, so that
-# "the plate is on the kitchen table" after "all on the counter" is read as a hint, not as a new place
-HINT_OBJECTS = ("plate", "mug", "bread", "knife", "apple", "potato", "lettuce", "tomato", "bowl")
-HINT_PLACES = {"on": ("counter", "countertop", "kitchen counter", "dining table", "table", "kitchen table", "stove",
-                      "shelf"), "in": ("sink", "fridge", "cabinet", "drawer", "microwave")}
 ASKS = ("how many slices?", "how many?", "how many pieces?", "what kind?", "how do you want it?")
 HINT = re.compile(r"\b(?:is|are)\s+(?:in|on|by|next)\b|\btry\b|\bcheck\b|there's|you'll find|\bsee\b", re.IGNORECASE)
 
@@ -146,8 +140,6 @@ class RequestPairConfig:
         described_share: share of the listed requests with a dish described after the Driver asks.
         untaught_share: share of the listed requests that also ask for a dish no task makes (:data:`UNTAUGHT`).
         changed_share: share of the listed requests in which the Commander changes their mind (:data:`CHANGES`).
-        hint_after_serve_share: share of the requests that say where everything goes with a hint of where an
-            object is right after it ("the plate is on the kitchen table", "try in the sink"), which moves nothing.
         serve_share: share of the listed requests that say where everything goes.
         human_share: share of generated dialogues in the human-like style.
         valid_fraction: share of pairs in the validation split.
@@ -161,7 +153,6 @@ class RequestPairConfig:
     described_share: float = 0.3
     untaught_share: float = 0.3
     changed_share: float = 0.25
-    hint_after_serve_share: float = 0.4
     serve_share: float = 0.6
     human_share: float = 0.5
     valid_fraction: float = 0.05
@@ -173,8 +164,7 @@ class RequestPairConfig:
                                    f"(held out: {self.heldout_types})")
         if len(self.task_types) < 2 or self.singles_per_type < 0 or self.listed < 0:
             raise RequestPairError("requests needs two or more task_types and counts >= 0")
-        for name in ("described_share", "untaught_share", "changed_share", "hint_after_serve_share", "serve_share",
-                     "human_share"):
+        for name in ("described_share", "untaught_share", "changed_share", "serve_share", "human_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise RequestPairError(f"requests.{name} must be a share in [0, 1]")
         if not 0 <= self.valid_fraction < 1:
@@ -212,13 +202,6 @@ def _other_dish(cfg: RequestPairConfig, rng: random.Random, dishes: list,
         return phrase, _short(kind, params, phrase)
     phrase = rng.choice([u for u in UNTAUGHT if u not in {p for p, _ in said}])
     return phrase, _short("", {}, phrase)
-
-
-def _location_hint(rng: random.Random) -> tuple[str, str]:
-    """The Commander saying where an object is ("the plate is on the kitchen table", "try in the sink")."""
-    prep = rng.choice(sorted(HINT_PLACES))
-    return "Commander", rng.choice(LOCATION_ANSWERS).format(x=rng.choice(HINT_OBJECTS), prep=prep,
-                                                            y=rng.choice(HINT_PLACES[prep]))
 
 
 def _change(cfg: RequestPairConfig, rng: random.Random, dishes: list, said: list[tuple[str, str]],
@@ -272,7 +255,6 @@ def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tu
     # hints and the Driver's turns, from the dishes' dialogues and from another dish's (a hint names no dish)
     other = _generated(rng.choice(cfg.task_types), rng, cfg, f"listed/{i}/other")[1]
     others = [t for *_, turns in [*dishes, (other,)] for t in turns if t[0] == "Driver" or HINT.search(t[1])]
-    others.append(_location_hint(rng))
     turns = [("Driver", rng.choice(("hi, what should i do?", "Hello! What can I do?", "what's the task?")))]
     lead, one_turn = rng.choice(LEADS), rng.random() < 0.5
     if before and one_turn and rng.random() < 0.5:  # "no coffee today. i'd like ..." in one turn
@@ -303,8 +285,6 @@ def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tu
             turns.append(("Commander", rng.choice(MOVES).format(place=places[1])))
         else:
             turns.append(("Commander", rng.choice(SERVES).format(places[-1])))
-        if rng.random() < cfg.hint_after_serve_share:  # "the plate is on the table": a hint, not a new place
-            turns.append(_location_hint(rng))
     for turn in rng.sample(others, min(len(others), rng.randint(0, 3))):  # hints and the Driver's turns
         at = rng.choice([j for j in range(2, len(turns) + 1) if j not in glued])
         glued = {g + (at <= g) for g in glued}
