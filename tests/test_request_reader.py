@@ -55,8 +55,8 @@ def test_a_request_that_changes_its_mind_is_read_as_it_ends() -> None:
     rows = request_pairs(RequestPairConfig(singles_per_type=0, listed=300, changed_share=0.5, seed=5))
     changes = Counter(r["kind"] for r in rows)
     assert set(changes) == {"listed", *(f"changed/{c}" for c in CHANGES)} and 110 < changes["listed"] < 190
-    said = {kind: [re.compile(re.escape(re.sub(r"[,.]?(?: so)?$", "", w)).replace(r"\{old\}", "(.+)").replace(r"\{new\}", "(.+)")
-                              .replace(r"\{place\}", "(.+)")) for w in ways]
+    said = {kind: [re.compile(re.escape(re.sub(r"[,.]?(?: so)?$", "", w)).replace(r"\{old\}", "(.+)")
+                              .replace(r"\{new\}", "(.+)").replace(r"\{place\}", "(.+)")) for w in ways]
             for kind, ways in (("cancel", CANCELS), ("swap", SWAPS), ("refuse", REFUSALS), ("move", MOVES))}
     for row in rows:
         turns = [tuple(line.split(": ", 1)) for line in row["prompt"][1]["content"].splitlines()[1:]]

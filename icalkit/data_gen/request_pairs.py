@@ -61,8 +61,8 @@ PLACES = {"CounterTop": ("counter", "countertop", "kitchen counter"),
 SERVES = ("all on the {}", "put all of it on the {}", "serve them on the {}", "leave it all at the {} please",
           "bring both to the {}", "everything goes on the {}", "set them on the {} when you're done")
 # a change of mind: {old} is a dish the request does not end with, {new} one it does, {place} a serving place
-CANCELS = ("actually skip the {old}", "never mind the {old}", "forget the {old}, the rest is fine", "no {old} after all",
-           "hmm, scratch the {old}", "on second thought, leave out the {old}", "wait, cancel the {old}")
+CANCELS = ("actually skip the {old}", "never mind the {old}", "forget the {old}, the rest is fine",
+           "no {old} after all", "hmm, scratch the {old}", "on second thought, leave out the {old}", "wait, cancel the {old}")
 SWAPS = ("actually, instead of the {old}, make it {new}", "no wait, {new}, not the {old}", "change the {old} to {new}",
          "sorry, make that {new} instead", "wait, i meant {new}", "swap the {old} for {new}")
 REFUSALS = ("no {old} today.", "i don't want {old} this time,", "skip the {old} today,", "not in the mood for {old}.",
@@ -303,7 +303,8 @@ def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
             rows.append({"kind": "single", "turns": turns, "text": reading_text([dish_item(task_type, params)], "")})
     for i in range(cfg.listed):
         turns, items, serving, change = _listed(cfg, rng, i)
-        rows.append({"kind": f"changed/{change}" if change else "listed", "turns": turns, "text": reading_text(items, serving)})
+        rows.append({"kind": f"changed/{change}" if change else "listed", "turns": turns,
+                     "text": reading_text(items, serving)})
     rng.shuffle(rows)
     return [{"prompt": reader_prompt(r["turns"]), "completion": r["text"], "kind": r["kind"],
              "task_id": f"requests/{cfg.seed}/{i}", "task_type": "request"} for i, r in enumerate(rows)]

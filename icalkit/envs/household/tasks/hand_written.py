@@ -8,8 +8,9 @@ set settings are chosen on; :data:`HUMAN_DIALOGUES` was a test set until round 2
 failures chose round 29's changes), :data:`TEST2_DIALOGUES` round 29's (its failures chose round 30's);
 :data:`TEST3_DIALOGUES` round 30's (read after round 30 scored it); :data:`TEST4_DIALOGUES` round 31's (scored
 in round 32); :data:`TEST5_DIALOGUES` round 32's, breakfasts only (28, 4 per menu); :data:`TEST6_DIALOGUES`
-round 33's, breakfasts (28, 4 per menu), in half of which the Commander changes their mind. Each test set was written by
-a writer who never read the code that reads dialogues, and scored once before it was read.
+round 33's, breakfasts (28, 4 per menu), in half of which the Commander changes their mind (scored in round 33).
+Each test set was written by a writer who never read the code that reads dialogues, and scored once before it
+was read.
 """
 
 from __future__ import annotations
