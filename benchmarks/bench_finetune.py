@@ -448,9 +448,10 @@ def phase_gpu(args: argparse.Namespace) -> dict:
 
 
 def main() -> None:
+    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "copies": phase_copies,
+              "gradient": phase_gradient, "demo": phase_demo, "gpu": phase_gpu}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("phase", nargs="?", default="train",
-                        choices=["train", "serve", "eval", "copies", "gradient", "demo", "gpu"])
+    parser.add_argument("phase", nargs="?", default="train", choices=list(phases))
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=4)
     parser.add_argument("--grad-accum", type=int, default=2)
@@ -491,8 +492,6 @@ def main() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
-    phases = {"train": phase_train, "serve": phase_serve, "eval": phase_eval, "copies": phase_copies,
-              "gradient": phase_gradient, "demo": phase_demo, "gpu": phase_gpu}
     figures = phases[args.phase](args)
     print(json.dumps(merge(figures), indent=2))
 
