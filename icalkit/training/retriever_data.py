@@ -11,7 +11,7 @@ refuses training pairs that contain any of their turns.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from icalkit.envs.household.tasks.hand_written import HumanDialogue
@@ -69,6 +69,12 @@ def held_out_turns(held_out: Sequence[HumanDialogue]) -> set[str]:
     return {t.strip().lower() for d in held_out for _, t in d.dialogue if len(t.strip()) > 30} - GENERATOR_PHRASES
 
 
+def held_turn(text: str, turns: Collection[str]) -> str | None:
+    """The first of ``turns`` (:func:`held_out_turns`) that ``text`` holds, case aside; None if it holds none."""
+    text = text.lower()
+    return next((t for t in turns if t in text), None)
+
+
 def check_held_out(rows: Sequence[dict[str, Any]], held_out: Sequence[HumanDialogue]) -> None:
     """Raise if any training text contains a turn of a hand-written dialogue (test leakage).
 
@@ -77,8 +83,6 @@ def check_held_out(rows: Sequence[dict[str, Any]], held_out: Sequence[HumanDialo
     turns = held_out_turns(held_out)
     for row in rows:
         for col in ("anchor", "positive"):
-            text = row[col].lower()
-            leaked = next((t for t in turns if t in text), None)
-            if leaked:
+            if leaked := held_turn(row[col], turns):
                 raise RetrieverDataError(f"training text contains the hand-written turn {leaked!r}: "
                                          "the hand-written dialogues are a held-out test set")
