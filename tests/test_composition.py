@@ -9,16 +9,9 @@ import copy_fixtures
 import pytest
 from copy_fixtures import embedder  # noqa: F401  (fixture)
 
-from icalkit.agents.composition import (
-    Composer,
-    Part,
-    compose,
-    products,
-    request_items,
-    same_dish,
-    serving_place,
-)
+from icalkit.agents.composition import Composer, Part, compose, products, serving_place
 from icalkit.agents.demo_end_state import Check
+from icalkit.agents.request_rules import request_items, same_dish
 from icalkit.envs.factory import make_env
 from icalkit.envs.household.tasks.sampler import sample_tasks
 from icalkit.memory.example import Example
@@ -317,3 +310,29 @@ def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakf
     assert ruled.success and len(prompts) == 2 and ruled.llm["parse_failures"] == 2
     with pytest.raises(ValueError, match="request_reader reads the dishes compose_parts composes"):
         PlannerConfig(mode="copy", request_reader=True).validate()
+
+
+def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast_memory) -> None:
+    """planner.compose_dishes: a breakfast whose words are closest to a coffee demonstration's is composed from its
+    dishes; a request of one dish, or of dishes of one type, or whose dishes are not of the retrieved type, is not."""
+    composer = Composer(breakfast_memory, dishes=True)
+    # the types most of whose demonstrations made what a breakfast made (a mug, a plate)
+    assert composer.dish_types() == {"Coffee", "Plate Of Toast", "Sandwich", "N Cooked Slices Of X In Y", "Salad",
+                                     "N Slices Of X In Y"}
+    assert composer.reads("Coffee") and not Composer(breakfast_memory).reads("Coffee")
+    task = next(t for t in sample_tasks(["Breakfast"], 9, "valid_unseen", 0) if t.task_id.endswith("0-00008"))
+    room = {"Mug", "Plate", "Bread", "Toaster", "CoffeeMachine", "DiningTable", "CounterTop"}
+    parts, _ = composer.parts(task.dialogue, "Coffee", room, task.task_id)
+    assert [ex.task_type for _, ex in parts] == ["Coffee", "Plate Of Toast", "N Slices Of X In Y"]
+    assert composer.parts(task.dialogue, "Breakfast", room, task.task_id) == Composer(breakfast_memory).parts(
+        task.dialogue, "Breakfast", room, task.task_id)  # a composite type's request reads as before
+    alone = [("Commander", "make me a mug of coffee please")]
+    assert composer.parts(alone, "Coffee", room, task.task_id) == ([], [])
+    two_coffees = (["a mug of coffee", "a black coffee in a clean mug"], [])  # dishes of one type: no composition
+    assert composer.parts(task.dialogue, "Coffee", room, task.task_id, two_coffees) == ([], [])
+    not_retrieved = (["a mug of coffee", "a plate of toast"], [])  # the retrieved type is none of its dishes'
+    assert composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id, not_retrieved) == ([], [])
+    from icalkit.agents.planner import PlannerConfig
+
+    with pytest.raises(ValueError, match="compose_dishes reads the dishes compose_parts composes"):
+        PlannerConfig(mode="copy", compose_dishes=True).validate()

@@ -7,10 +7,13 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
 
 1. **Is the retrieved type a composite one?** (:meth:`Composer.composite_types`, read from the memory
    alone.) A type is composite when most of its stored demonstrations' requests list two or more
-   items (:func:`request_items`) that demonstrations of two or more other types each answer at
-   :data:`PART_SIM` or better ("a plate of toast": a Plate Of Toast demonstration's "make a plate of
-   toast"), and made two or more things (a mug of coffee and a plate of toast). A salad's items ("a
-   slice of tomato") are answered as well by the slicing demonstrations, but it makes one plate.
+   items (:func:`~icalkit.agents.request_rules.request_items`) that demonstrations of two or more other
+   types each answer at :data:`PART_SIM` or better ("a plate of toast": a Plate Of Toast demonstration's
+   "make a plate of toast"), and made two or more things (a mug of coffee and a plate of toast). A
+   salad's items ("a slice of tomato") are answered as well by the slicing demonstrations, but it makes
+   one plate. With ``planner.compose_dishes`` a request retrieved as one of the types a composite one is
+   made of (:meth:`Composer.dish_types`: a breakfast whose words are closest to a coffee's) is read too,
+   and composed when its parts are of two or more types, the retrieved one among them.
 2. **Its parts.** Each item of the new request (its clauses of where things are left out: "a knife is
    in the sink" names no dish) is looked up alone among the demonstrations of the types that are not
    composite; an item none answers at :data:`ITEM_SIM` is no part. The part is the room's best fit
@@ -32,8 +35,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -54,7 +56,8 @@ from icalkit.agents.demo_end_state import (
     renamed,
 )
 from icalkit.agents.grounding import bind_object_names
-from icalkit.agents.mention_grounding import ASKS, CLAUSE, HINT, mention_scores
+from icalkit.agents.mention_grounding import mention_scores
+from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
 from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 from icalkit.envs.household.tasks.task import Task
@@ -63,179 +66,6 @@ from icalkit.memory.keys import dialogue_turns
 PART_SIM = 0.7  # a composite type's demonstrations: every item answered this well by another type's
 ITEM_SIM = 0.6  # a request's item no demonstration answers this well is no part
 SERVE_SIM = 0.7  # the serving place's words ("kitchen table" for the DiningTable), as CopyProgress.PLACE_SCORE
-SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-COUNT = r"(?:a|an|one|two|three|four|five|some|\d+)\b"
-# a sentence's lead before the dishes it lists: "Make breakfast:", "Let's make breakfast -", "I want"
-LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*",
-                  re.IGNORECASE)
-# an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
-# mug of coffee", "please make me a sandwich", "both a mug of coffee"); a step that cooks ("then toast a
-# slice of bread", kept whole); a dish a step in a sequence makes ("first make coffee": "coffee"; not
-# "also make sure the plate is clean", "first make breakfast"); not "slice the vegetables with a knife"
-STEP_WORDS = r"(?:please|first|then|next|now|also|finally|after\s+that|and|both)"
-STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
-IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
-NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
-ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
-                  r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil)\s+" + COUNT + "))"
-                  r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
-                  re.IGNORECASE)
-# where everything goes: "all on the table", "everything on the counter", "both go on the table", "put them
-# (or both) on the counter"; not "both coffee and toast", "toast with both butter and jam"
-SERVE = re.compile(r"\b(?:all|everything)\b|\bboth\s+(?:go|goes|on|onto|in|at)\b|^(?:put|place|set|leave)\s+(?:them|both)\b",
-                   re.IGNORECASE)
-LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)  # "first" alone is no dish
-PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
-MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
-NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
-    MEAL + r"|\b(?:no|not|without|skip|except|don'?t|anything|something|whatever)\b"
-    r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning|alright|all\s+right|great|cool|sure"
-    r"|perfect|awesome|nice|right|hmm+|um+|uh+)\b", re.IGNORECASE)
-# a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
-# the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
-# day ready on the counter"; read only where no other clause says where everything goes
-NOT_PLACE = r"(?:and|then|please|thanks?)\b"
-WHERE_ON = r"(?:near|by|next|beside|left|right|behind|in|of|under|close)\b"  # "on the counter near the stove": the counter
-TO_PLACE = (r"\s+(?:to|on|onto|at)\s+(?:the|my)\s+(?P<place>(?!" + NOT_PLACE + r")\w+"
-            r"(?:\s+(?!" + NOT_PLACE + "|" + WHERE_ON + r")\w+){0,2})")
-MOVED = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|place|set(?:\s+up)?|leave|serve)\s+"
-                   r"(?P<what>.+?)" + TO_PLACE, re.IGNORECASE)
-DISHES = re.compile(r"\b(?:them|both|all|everything|and)\b|" + MEAL, re.IGNORECASE)
-MEAL_AT = re.compile(MEAL + r".*?" + TO_PLACE, re.IGNORECASE)
-# between chunks: a list's conjunction ("and", "+", "&", "plus") or another separator
-SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|[+&])|[,:]|\s-\s)\s*", re.IGNORECASE)
-CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
-# a later sentence that describes a dish already listed, not more dishes: the answer to the Driver's question
-# about one ("what kind of sandwich?" -> "2 toasted bread slices with one lettuce and one tomato slice"), or a
-# sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
-DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type)\b|\bhow\s+(?:much|many)\b", re.IGNORECASE)
-DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
-DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
-                       r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
-                       re.IGNORECASE)
-FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
-ASKING = frozenset("and or it do you want should would like i use what which kind sort type how much many".split())
-VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
-
-
-def asked(texts: Sequence[str]) -> list[str]:
-    """Each text without its clauses that say where a thing is (:data:`~icalkit.agents.mention_grounding.HINT`:
-    "a knife is in the sink", "you'll find a mug in the cabinet"; a clause that asks for a state stays)."""
-    return ["".join(c for c in CLAUSE.findall(text) if ASKS.search(c) or not HINT.search(c)) for text in texts]
-
-
-def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
-    """The items the Commander's requests list (each once), and the clauses that say where all of them go.
-
-    Each Commander turn, without its clauses of where things are (:func:`asked`), is read sentence by
-    sentence (:func:`sentence_items`). A sentence that describes a dish already listed adds to that item
-    (:func:`described_item`: "a sandwich: 2 toasted bread slices with one lettuce and one tomato slice").
-    Where no sentence's chunks say where everything goes, a sentence that carries the dishes or sets the
-    meal somewhere does (:func:`moved_place`). Accepts task and stored-example dialogues."""
-    items: list[str] = []
-    serving: list[str] = []
-    moved: list[str] = []
-    question = ""  # the Driver's turn just before, which the first sentence of the Commander's next turn answers
-    for speaker, text in dialogue_turns(dialogue):
-        if speaker != "Commander":
-            question = text
-            continue
-        for sentence in SENTENCE.split(asked([text])[0].strip()):
-            sentence = sentence.strip(" .!?;")
-            listed, told = sentence_items(sentence)
-            if listed and (dish := described_item(sentence, question, items)) is not None:
-                items[dish] += DESCRIBED + sentence
-            else:
-                items += listed
-            serving += told
-            place = None if listed or told else moved_place(sentence)
-            moved += [place] if place else []
-            question = ""  # the answer is the turn's first sentence
-    return list(dict.fromkeys(i.lower() for i in items)), serving or moved
-
-
-def described_item(sentence: str, question: str, items: Sequence[str]) -> int | None:
-    """The index of the listed item that ``sentence`` describes (:data:`DESCRIBES`: "salad is one slice
-    lettuce and one slice tomato"), or whose dish the Driver's ``question`` just before asked about
-    (:data:`DESCRIBE_ASKED`: "what kind of sandwich", "how much potato"): the item sharing the most of
-    its words, a dish's before a vessel's (:data:`VESSELS`: "how much potato on the plate?" asks about the
-    potato), the last of equals; None for another sentence."""
-    if DESCRIBE_ASKED.search(question):
-        named = dish_words(question) - ASKING
-    elif found := DESCRIBES.match(sentence):
-        named = {found["dish"].lower()}
-    else:
-        return None
-    shared = [(len((dish_words(item) & named) - VESSELS), len(dish_words(item) & named & VESSELS), i)
-              for i, item in enumerate(items)]
-    best = max(shared, default=(0, 0, -1))
-    return best[2] if best[:2] != (0, 0) else None
-
-
-def dish_words(text: str) -> set[str]:
-    """The words of ``text`` less articles, counts and prepositions (:data:`FILLER`)."""
-    return set(re.findall(r"[a-z]+", text.lower())) - FILLER
-
-
-def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
-    """A sentence's items and serving clauses, read after its lead ("Make breakfast:", "I want") as chunks
-    between commas, colons, dashes and a list's conjunctions ("and", "+", "&", "plus").
-
-    An item begins with a chunk that begins with an article or a number after at most a step's words
-    (:data:`ITEM`: "then a plate of toast"), with a step that makes a dish ("first make coffee": "coffee")
-    or one that cooks ("then toast a slice of bread", kept whole). The chunks before the first such item
-    that a conjunction joins to it are dishes too ("coffee in a clean mug + an apple slice"), as is, after
-    a lead, a chunk without an article while no item with one began ("I want coffee and toast"); not the
-    meal, a negation or a greeting (:data:`NOT_LISTED`). A chunk with "all" or "everything", where "both"
-    go, that puts "them", or a place that ends the list says where everything goes (:data:`SERVE`,
-    :data:`PLACE`: "all on the kitchen table", "both go on the table", "leave them on the counter", "…, on
-    the table"). Any other chunk joins the item before it ("a sandwich with lettuce" + "tomato"), or is
-    the sentence's lead when no item began yet ("Breakfast time!")."""
-    current: list[str] = []
-    serving: list[str] = []
-    listed, led = LEAD.subn("", sentence, count=1)
-    bare = False  # the item being read began without an article, after a lead ("I want coffee")
-    before: list[str] = []  # dishes without an article before the first item, each joined by a conjunction
-    parts = SEPARATOR.split(listed)
-    for chunk, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
-        chunk = chunk.strip(" .!?;")
-        if not chunk:
-            continue
-        dish = "" if NOT_LISTED.search(chunk) else LEADING_STEPS.sub("", chunk)
-        if step := ITEM.match(chunk):
-            current += before if not current else []
-            current.append(chunk[step.end():])
-            bare = False
-        elif SERVE.search(chunk) or (current and PLACE.match(chunk)):
-            serving.append(chunk)
-            dish = ""
-        elif led and (bare or not current) and dish:
-            current.append(dish)  # after a lead, a chunk without an article is a dish of its own
-            bare = True
-        elif current:
-            current[-1] += " and " + chunk
-        listing = CONJUNCTION.fullmatch(sep) or (sep == "," and len(dish.split()) <= 2)  # "coffee, a slice of toast…"
-        before = [*before, dish] if dish and not current and listing else []
-    return current, serving
-
-
-def moved_place(sentence: str) -> str | None:
-    """Where a sentence carries the dishes ("them", "both", "it all", two things) or sets the meal
-    (:data:`MOVED`, :data:`MEAL_AT`): "then carry the coffee and the plate to the dining table" -> "on the
-    dining table"; None for any other sentence ("put the knife on the counter")."""
-    found = MOVED.search(sentence)
-    if not (found and DISHES.search(found["what"])):
-        found = MEAL_AT.search(sentence)
-    return f"on the {found['place'].strip()}" if found else None
-
-
-def same_dish(a: str, b: str) -> bool:
-    """Whether two items name one dish, one's words (less articles, counts and prepositions) within the
-    other's: "a toast" and "a slice of toast on a plate"; not "two cooked potato slices" and "an apple slice"."""
-    words = [dish_words(x) for x in (a, b)]
-    return bool(words[0] and words[1]) and (words[0] <= words[1] or words[1] <= words[0])
-
-
 def product_ids(example: Any) -> list[str]:
     """What a demonstration made, as object ids of its room: the objects of classes its program names
     that can be picked up, not pieces or knives, that it acted on and that ended holding something its
@@ -374,6 +204,14 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
                         example_id=f"composed-{digest}")
 
 
+def most_of(votes: Iterable[tuple[str, bool]]) -> set[str]:
+    """The task types most of whose ``(task type, passed)`` votes passed."""
+    tally: dict[str, list[bool]] = {}
+    for task_type, passed in votes:
+        tally.setdefault(task_type, []).append(passed)
+    return {t for t, v in tally.items() if 2 * sum(v) > len(v)}
+
+
 def item_task(task: Task, item: str) -> Task:
     """``task`` as a request of ``item`` alone: what a part's copy is re-grounded and fitted against."""
     return replace(task, instruction=item, dialogue=[("Commander", item)])
@@ -403,14 +241,18 @@ class Composer:
         memory: the agent's example memory (:class:`~icalkit.memory.example_memory.ExampleMemory`).
         transfer: example id -> transfer rate, for choosing among a part's hits (or None).
         room_fit: how many hits per item are ordered by their fit to the room.
+        dishes: a request retrieved as one of :meth:`dish_types` is read and composed too
+            (``planner.compose_dishes``: :meth:`parts`).
     """
 
-    def __init__(self, memory: Any, transfer: Mapping[str, float] | None = None, room_fit: int = 15) -> None:
-        self.memory, self.transfer, self.room_fit = memory, transfer, max(room_fit, 1)
+    def __init__(self, memory: Any, transfer: Mapping[str, float] | None = None, room_fit: int = 15,
+                 dishes: bool = False) -> None:
+        self.memory, self.transfer, self.room_fit, self.dishes = memory, transfer, max(room_fit, 1), dishes
         self.examples: list[Any] = []
         self._owner = np.zeros(0, int)
         self._vectors = np.zeros((0, 0), np.float32)
         self._composite: set[str] | None = None
+        self._dishes: set[str] = set()
 
     def _read(self) -> None:
         """Embed every stored demonstration's requests, once."""
@@ -453,28 +295,48 @@ class Composer:
         if self._composite is None:
             self._read()
             types = {e.task_type for e in self.examples}
-            votes: dict[str, list[bool]] = {}
-            for ex in self.examples:
+            made = {ex.example_id: product_ids(ex) for ex in self.examples}
+
+            def composed(ex: Any) -> bool:
                 items = request_items(ex.dialogue or [ex.instruction])[0]
                 found = [self._best(item, types - {ex.task_type}) for item in items]
-                ok = (len(items) >= 2 and all(sim >= PART_SIM for sim, _ in found)
-                      and len({hits[0].task_type for _, hits in found}) >= 2 and len(product_ids(ex)) >= 2)
-                votes.setdefault(ex.task_type, []).append(ok)
-            self._composite = {t for t, v in votes.items() if 2 * sum(v) > len(v)}
+                return (len(items) >= 2 and all(sim >= PART_SIM for sim, _ in found)
+                        and len({hits[0].task_type for _, hits in found}) >= 2 and len(made[ex.example_id]) >= 2)
+
+            self._composite = most_of((ex.task_type, composed(ex)) for ex in self.examples)
+            served = {class_of(o) for ex in self.examples if ex.task_type in self._composite for o in made[ex.example_id]}
+            self._dishes = most_of((ex.task_type, bool(served & {class_of(o) for o in made[ex.example_id]}))
+                                   for ex in self.examples) - self._composite
         return self._composite
+
+    def dish_types(self) -> set[str]:
+        """The other types most of whose demonstrations made a thing of a class the composite types'
+        demonstrations made (:func:`product_ids`: a Mug, a Plate for a breakfast; so Coffee, Plate Of Toast,
+        Salad, not Water Plant): a request retrieved as one may ask for more dishes (``planner.compose_dishes``)."""
+        self.composite_types()
+        return self._dishes
+
+    def reads(self, top_type: str) -> bool:
+        """Whether a request retrieved as ``top_type`` is read for its dishes: a composite type, or with
+        ``dishes`` one of :meth:`dish_types`."""
+        return top_type in self.composite_types() or (self.dishes and top_type in self.dish_types())
 
     def parts(self, dialogue: Sequence[Any], top_type: str, room: set[str], task_id: str,
               reading: tuple[list[str], list[str]] | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
         """``(item, demonstration)`` for each item of the request that one answers at :data:`ITEM_SIM`
         (of the types that are not composite; the room's best fit among its hits), and the serving
-        clauses; no parts when ``top_type``, the retrieved type, is not composite. Two items whose
-        demonstrations are of one type and that name one dish (:func:`same_dish`: "a toast", then "a slice
-        of toast on a plate") are one part, the better-answered item's. ``reading``: the items and serving
-        clauses a model read (``planner.request_reader``; where it read none, :func:`request_items`' clauses);
-        None: :func:`request_items`'."""
-        composite = self.composite_types()
-        if top_type not in composite:
+        clauses. Two items whose demonstrations are of one type and that name one dish (:func:`same_dish`:
+        "a toast", then "a slice of toast on a plate") are one part, the better-answered item's.
+        ``reading``: the items and serving clauses a model read (``planner.request_reader``; where it read
+        none, :func:`request_items`' clauses); None: :func:`request_items`'.
+
+        No parts when ``top_type``, the retrieved type, is not composite; with ``dishes`` a
+        :meth:`dish_types` one has parts too when they are of two or more
+        types, one of them ``top_type`` ("a coffee and a plate of toast" retrieved as a Coffee; not a
+        salad's "a slice of lettuce and a cooked slice of potato", retrieved as a Salad)."""
+        if not self.reads(top_type):
             return [], []
+        composite = self.composite_types()
         items, serving = reading or request_items(dialogue)
         if reading and not serving:  # "serve: none" from a model that missed "…, all on the table!"
             serving = request_items(dialogue)[1]
@@ -491,4 +353,7 @@ class Composer:
                 chosen.append((sim, item, example))
             elif sim > chosen[told][0]:
                 chosen[told] = (sim, item, example)
+        types = {example.task_type for _, _, example in chosen}
+        if top_type not in composite and (len(types) < 2 or top_type not in types):
+            return [], []
         return [(item, example) for _, item, example in chosen], serving

@@ -301,12 +301,12 @@ class Planner:
     def composed(self, task: Task, executor: Executor, top_type: str, stats: CallStats) -> list[list[Any]]:
         """``compose_parts``: a copy of each dish the request lists (read by the model with ``request_reader``),
         composed into one (:mod:`~icalkit.agents.composition`), as an example set; none when ``top_type``, the
-        retrieved type, is no composite one or no dish is found."""
+        retrieved type, is no composite one (nor, with ``compose_dishes``, a dish of one) or no dish is found."""
         if self._composer is None:
-            self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit)
+            self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit, self.cfg.compose_dishes)
         room, dialogue = executor.runtime.known_types(), task.dialogue or [task.instruction]
         answer = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
-                  if self.cfg.request_reader and top_type in self._composer.composite_types() else None)
+                  if self.cfg.request_reader and self._composer.reads(top_type) else None)
         found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, grounded_reading(answer, dialogue))
         parts = []
         for item, example in found:  # each copied as a request of its item alone

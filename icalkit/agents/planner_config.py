@@ -144,10 +144,14 @@ class PlannerConfig:
         request_reader: ``compose_parts``: the model reads the request's dishes and where they go
             (:func:`~icalkit.agents.request_reading.reader_prompt`; a model trained by
             ``configs/finetune_reader.yaml``) instead of the rules
-            (:func:`~icalkit.agents.composition.request_items`), which still read an answer that cannot
+            (:func:`~icalkit.agents.request_rules.request_items`), which still read an answer that cannot
             be parsed twice or names a food no Commander turn names
             (:func:`~icalkit.agents.request_reading.grounded_reading`), and the serving place where the
             answer names none.
+        compose_dishes: ``compose_parts``: a request retrieved as one of the types the composite ones are made
+            of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
+            too, and composed when it lists dishes of two or more types, the retrieved one among them (a
+            breakfast whose words are closest to a coffee demonstration's).
     """
 
     mode: str = "ical"
@@ -180,6 +184,7 @@ class PlannerConfig:
     compose_parts: bool = False
     stand_ins: bool = False
     request_reader: bool = False
+    compose_dishes: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -215,8 +220,9 @@ class PlannerConfig:
         if self.named_next and not (self.copy_fallback and self.mention_reground):
             raise ValueError("planner.named_next orders the next copies by what their mention re-grounding handles: "
                              "it needs planner.copy_fallback=true and planner.mention_reground=true")
-        if self.request_reader and not self.compose_parts:
-            raise ValueError("planner.request_reader reads the dishes compose_parts composes: set planner.compose_parts=true")
+        for reading in ("request_reader", "compose_dishes"):
+            if getattr(self, reading) and not self.compose_parts:
+                raise ValueError(f"planner.{reading} reads the dishes compose_parts composes: set planner.compose_parts=true")
         for copying in ("compose_parts", "stand_ins"):
             if getattr(self, copying) and self.mode != "copy":
                 raise ValueError(f"planner.{copying} changes copies: it needs planner.mode=copy")

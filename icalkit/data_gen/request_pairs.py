@@ -1,6 +1,6 @@
 """Pairs that teach a model to read a request for dishes: dialogue -> one line per dish and where they go.
 
-The rule reader (:func:`~icalkit.agents.composition.request_items`) was fitted, round by round, to the
+The rule reader (:func:`~icalkit.agents.request_rules.request_items`) was fitted, round by round, to the
 dialogue sets it had read, and each new writer's breakfasts broke it again. These pairs teach the
 planner's model to read the request instead (``planner.request_reader``). They come from the
 **trained types only**: the dish-making types (:data:`DISH_TYPES`), never a type held out of training
