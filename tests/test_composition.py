@@ -312,9 +312,10 @@ def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakf
         PlannerConfig(mode="copy", request_reader=True).validate()
 
 
-def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast_memory) -> None:
+def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast_memory, tmp_path) -> None:
     """planner.compose_dishes: a breakfast whose words are closest to a coffee demonstration's is composed from its
-    dishes; a request of one dish, or of dishes of one type, or whose dishes are not of the retrieved type, is not."""
+    dishes; a request of one dish, of dishes of one type, of the retrieved dish and its own ingredients, or whose
+    dishes are not of the retrieved type, is not."""
     composer = Composer(breakfast_memory, dishes=True)
     # the types most of whose demonstrations made what a breakfast made (a mug, a plate)
     assert composer.dish_types() == {"Coffee", "Plate Of Toast", "Sandwich", "N Cooked Slices Of X In Y", "Salad",
@@ -330,6 +331,21 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     assert composer.parts(alone, "Coffee", room, task.task_id) == ([], [])
     two_coffees = (["a mug of coffee", "a black coffee in a clean mug"], [])  # dishes of one type: no composition
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id, two_coffees) == ([], [])
+    # a salad's demonstration that lists its slices (answered by the slicing types' demonstrations): a salad read as
+    # a salad and slices of lettuce is one dish; a salad beside a coffee (no salad demonstration's item) is two
+    salad_demo = next(ex for ex in breakfast_memory if ex.task_type == "Salad")
+    listed = replace(salad_demo, example_id="listed-salad", dialogue=[
+        "Commander: make me a salad on a plate: two slices of lettuce and a cooked slice of potato"])
+    mem = ExampleMemory(tmp_path / "listed.db", breakfast_memory.text_embedder)
+    mem.add_many([listed if ex.example_id == salad_demo.example_id else ex for ex in breakfast_memory])
+    composer = Composer(mem, dishes=True)
+    assert composer.composite_types() == {"Breakfast"} and "Salad" in composer.dish_types()
+    assert "N Slices Of X In Y" in composer._ingredients["Salad"]
+    salad = (["a salad of lettuce and tomato", "two slices of lettuce"], [])
+    assert composer.parts(task.dialogue, "Salad", room, task.task_id, salad) == ([], [])
+    coffee_salad = (["a mug of coffee", "a salad of lettuce and tomato"], [])
+    assert [ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, coffee_salad)[0]] == [
+        "Coffee", "Salad"]
     not_retrieved = (["a mug of coffee", "a plate of toast"], [])  # the retrieved type is none of its dishes'
     assert composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id, not_retrieved) == ([], [])
     from icalkit.agents.planner import PlannerConfig

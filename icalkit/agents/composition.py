@@ -253,6 +253,7 @@ class Composer:
         self._vectors = np.zeros((0, 0), np.float32)
         self._composite: set[str] | None = None
         self._dishes: set[str] = set()
+        self._ingredients: dict[str, set[str]] = {}  # a type -> the other types answering its requests' items
 
     def _read(self) -> None:
         """Embed every stored demonstration's requests, once."""
@@ -291,7 +292,9 @@ class Composer:
         """The task types most of whose demonstrations list two or more items, each answered at
         :data:`PART_SIM` by another type's demonstration, of two or more types in all, and made two or
         more things (:func:`product_ids`: a mug of coffee and a plate of toast; a salad's slices of lettuce
-        and tomato make one plate)."""
+        and tomato make one plate). Read once, with :meth:`dish_types` and each other type's ingredients:
+X
+        (a salad's "a slice of tomato": N Slices Of X In Y)."""
         if self._composite is None:
             self._read()
             types = {e.task_type for e in self.examples}
@@ -304,6 +307,12 @@ class Composer:
                         and len({hits[0].task_type for _, hits in found}) >= 2 and len(made[ex.example_id]) >= 2)
 
             self._composite = most_of((ex.task_type, composed(ex)) for ex in self.examples)
+            simple = types - self._composite
+            for ex in (e for e in self.examples if e.task_type in simple):  # a salad's slices: the slicing types'
+                for item in request_items(ex.dialogue or [ex.instruction])[0]:
+                    sim, hits = self._best(item, simple - {ex.task_type})
+                    if sim >= PART_SIM and hits:
+                        self._ingredients.setdefault(ex.task_type, set()).add(hits[0].task_type)
             served = {class_of(o) for ex in self.examples if ex.task_type in self._composite for o in made[ex.example_id]}
             self._dishes = most_of((ex.task_type, bool(served & {class_of(o) for o in made[ex.example_id]}))
                                    for ex in self.examples) - self._composite
@@ -331,9 +340,10 @@ class Composer:
         none, :func:`request_items`' clauses); None: :func:`request_items`'.
 
         No parts when ``top_type``, the retrieved type, is not composite; with ``dishes`` a
-        :meth:`dish_types` one has parts too when they are of two or more
-        types, one of them ``top_type`` ("a coffee and a plate of toast" retrieved as a Coffee; not a
-        salad's "a slice of lettuce and a cooked slice of potato", retrieved as a Salad)."""
+        :meth:`dish_types` one has parts too when one of them is of ``top_type`` and another of a type
+        that answers none of its demonstrations' items ("a coffee and a plate of toast" retrieved as a
+        Coffee; not a salad's "a slice of lettuce, one of tomato and a cooked slice of potato", retrieved
+        as a Salad, whose demonstrations list slices the slicing types' answer)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -354,6 +364,6 @@ class Composer:
             elif sim > chosen[told][0]:
                 chosen[told] = (sim, item, example)
         types = {example.task_type for _, _, example in chosen}
-        if top_type not in composite and (len(types) < 2 or top_type not in types):
+        if top_type not in composite and not (top_type in types and types - {top_type} - self._ingredients.get(top_type, set())):
             return [], []
         return [(item, example) for _, item, example in chosen], serving
