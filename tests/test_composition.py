@@ -352,3 +352,31 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
 
     with pytest.raises(ValueError, match="compose_dishes reads the dishes compose_parts composes"):
         PlannerConfig(mode="copy", compose_dishes=True).validate()
+
+
+def test_the_planner_asks_the_reader_for_a_request_retrieved_as_a_dish_only_with_compose_dishes(breakfast_memory) -> None:
+    """Planner.composed: retrieved as a Coffee, the breakfast's request is read by the model and composed from its
+    three dishes with compose_dishes; without it the model is not asked and nothing is composed."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.executor import Executor, ExecutorLimits
+    from icalkit.agents.llm_session import CallStats, LLMSession
+    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.agents.request_reading import reader_prompt
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.simulator import Simulator
+
+    task = next(t for t in sample_tasks(["Breakfast"], 9, "valid_unseen", 0) if t.task_id.endswith("0-00008"))
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))
+    read = "item: a mug of coffee\nitem: a slice of toast on a plate\nitem: one slice of apple on a plate\nserve: on the counter"
+    for dishes in (True, False):
+        llm = ScriptedLLM([read])
+        planner = Planner(LLMSession(llm), breakfast_memory, PlannerConfig(
+            mode="copy", k=1, ground_ids=True, precondition_checks=True, mention_reground=True, copy_fallback=True,
+            room_fit=15, silent_next_copy="end_state", compose_parts=True, request_reader=True,
+            compose_dishes=dishes), limits)
+        sets = planner.composed(task, Executor(Simulator(build_world(task)), limits), "Coffee", CallStats())
+        assert llm.prompts == ([reader_prompt(task.dialogue)] if dishes else [])
+        assert [[p.example.task_type for p in s[0].parts] for s in sets] == (
+            [["Coffee", "Plate Of Toast", "N Slices Of X In Y"]] if dishes else [])
