@@ -13,7 +13,8 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
    salad's items ("a slice of tomato") are answered as well by the slicing demonstrations, but it makes
    one plate. With ``planner.compose_dishes`` a request retrieved as one of the types a composite one is
    made of (:meth:`Composer.dish_types`: a breakfast whose words are closest to a coffee's) is read too,
-   and composed when its parts are of two or more types, the retrieved one among them.
+   and composed when one part is of the retrieved type and another of a type that is none of its
+   ingredients (a coffee beside a salad; not a cooked potato slice in one: :meth:`Composer.parts`).
 2. **Its parts.** Each item of the new request (its clauses of where things are left out: "a knife is
    in the sink" names no dish) is looked up alone among the demonstrations of the types that are not
    composite; an item none answers at :data:`ITEM_SIM` is no part. The part is the room's best fit
@@ -293,7 +294,7 @@ class Composer:
         :data:`PART_SIM` by another type's demonstration, of two or more types in all, and made two or
         more things (:func:`product_ids`: a mug of coffee and a plate of toast; a salad's slices of lettuce
         and tomato make one plate). Read once, with :meth:`dish_types` and each other type's ingredients:
-X
+        the other non-composite types whose demonstrations answer its requests' items at :data:`PART_SIM`
         (a salad's "a slice of tomato": N Slices Of X In Y)."""
         if self._composite is None:
             self._read()
@@ -364,6 +365,7 @@ X
             elif sim > chosen[told][0]:
                 chosen[told] = (sim, item, example)
         types = {example.task_type for _, _, example in chosen}
-        if top_type not in composite and not (top_type in types and types - {top_type} - self._ingredients.get(top_type, set())):
+        more = types - {top_type} - self._ingredients.get(top_type, set())  # a dish besides the retrieved one
+        if top_type not in composite and not (top_type in types and more):
             return [], []
         return [(item, example) for _, item, example in chosen], serving

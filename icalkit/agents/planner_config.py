@@ -150,8 +150,9 @@ class PlannerConfig:
             answer names none.
         compose_dishes: ``compose_parts``: a request retrieved as one of the types the composite ones are made
             of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
-            too, and composed when it lists dishes of two or more types, the retrieved one among them (a
-            breakfast whose words are closest to a coffee demonstration's).
+            too (a breakfast whose words are closest to a coffee demonstration's), and composed when one
+            dish it lists is of the retrieved type and another of a type that is none of its ingredients (a
+            coffee beside a salad; not a cooked potato slice in a salad).
     """
 
     mode: str = "ical"
