@@ -202,6 +202,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST5_DIALOGUES,
         TEST6_DIALOGUES,
         TEST7_DIALOGUES,
+        TEST8_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -245,12 +246,15 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     test6 = load_human_dialogues(TEST6_DIALOGUES)  # round 33's breakfasts, half of them changing their mind
     assert Counter((d.params["menu"], d.params["serve"]) for d in test6) == {
         (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
-    test7 = load_human_dialogues(TEST7_DIALOGUES)  # round 34's breakfasts and the single dishes they are made of
-    assert Counter((d.params["menu"], d.params["serve"]) for d in test7 if d.task_type == "Breakfast") == {
-        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
-    assert Counter(d.task_type for d in test7 if d.task_type != "Breakfast") == dict.fromkeys(
-        ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad", "Sandwich"), 4)
-    check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *test7])
+    mixed = []  # rounds 34's and 35's: breakfasts and the single dishes they are made of
+    for path in (TEST7_DIALOGUES, TEST8_DIALOGUES):
+        dialogues = load_human_dialogues(path)
+        assert Counter((d.params["menu"], d.params["serve"]) for d in dialogues if d.task_type == "Breakfast") == {
+            (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+        assert Counter(d.task_type for d in dialogues if d.task_type != "Breakfast") == dict.fromkeys(
+            ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad", "Sandwich"), 4)
+        mixed += dialogues
+    check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
     with pytest.raises(RetrieverDataError, match="held-out test set"):
