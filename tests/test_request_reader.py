@@ -10,7 +10,14 @@ from collections import Counter
 import pytest
 
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_reading import grounded_reading, parse_reading, reader_prompt, reading_text
+from icalkit.agents.request_reading import (
+    asked_words,
+    grounded_reading,
+    parse_reading,
+    reader_prompt,
+    reading_text,
+)
+from icalkit.agents.request_rules import request_items
 from icalkit.data_gen.request_pairs import (
     CANCELS,
     CHANGES,
@@ -130,6 +137,24 @@ def test_a_reading_that_names_a_food_no_commander_turn_names_is_not_used() -> No
     assert grounded_reading((["a slice of toast on a plate", "two cooked slices of potato"], []), forms)
     assert grounded_reading((["a slice of toast on a plate"], []), ["Make a plate of toast."])
     assert grounded_reading(None, dialogue) is None  # no reading (unparseable twice): the rules read
+    # its serving place names no food: kept beside the rules' items when its items are not used
+    rules_items = request_items(dialogue)[0]
+    assert rules_items and grounded_reading((["an apple slice of toast"], ["on the table"]), dialogue) == (
+        rules_items, ["on the table"])
+
+
+def test_a_food_the_driver_asks_about_is_named_unless_the_commander_refuses_it() -> None:
+    reading = (["a mug of coffee", "two cooked slices of potato on a plate"], ["at the dining table"])
+    offered = [("Commander", "hey, I'm really hungry"), ("Driver", "Would you like coffee?"),
+               ("Commander", "yes, a big mug"), ("Driver", "Anything to eat?"), ("Commander", "potatoes. two, cooked"),
+               ("Commander", "at the dining table please")]
+    assert asked_words(offered) >= {"coffee", "potatoes"}
+    assert grounded_reading(reading, offered) == reading
+    refused = [*offered[:2], ("Commander", "no, I don't drink it"), *offered[3:]]
+    assert "coffee" not in asked_words(refused)
+    assert grounded_reading(reading, refused)[0] == request_items(refused)[0]  # the rules' items, its place
+    told = [*offered[:1], ("Driver", "Coffee is ready."), *offered[2:]]  # a report, not a question
+    assert "coffee" not in asked_words(told)
 
 
 def test_a_pair_that_holds_a_hand_written_turn_by_chance_is_dropped(tmp_path, monkeypatch) -> None:

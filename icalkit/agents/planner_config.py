@@ -145,9 +145,9 @@ class PlannerConfig:
             (:func:`~icalkit.agents.request_reading.reader_prompt`; a model trained by
             ``configs/finetune_reader.yaml``) instead of the rules
             (:func:`~icalkit.agents.request_rules.request_items`), which still read an answer that cannot
-            be parsed twice or names a food no Commander turn names
-            (:func:`~icalkit.agents.request_reading.grounded_reading`), and the serving place where the
-            answer names none.
+            be parsed twice, the dishes of one that names a food neither the Commander nor a Driver's question
+            they did not refuse names (:func:`~icalkit.agents.request_reading.grounded_reading`), and the
+            serving place where the answer names none.
         compose_dishes: ``compose_parts``: a request retrieved as one of the types the composite ones are made
             of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
             too (a breakfast whose words are closest to a coffee demonstration's), and composed when one

@@ -3,7 +3,8 @@
 The planner asks its model :func:`reader_prompt` when the retrieved type is a composite one, and reads the
 answer with :func:`parse_reading`; the training pairs (:mod:`icalkit.data_gen.request_pairs`) are built with
 the same two functions. Model output is untrusted: :func:`parse_reading` refuses what is not in that form, and
-:func:`grounded_reading` a reading that names a food the Commander never did (the rules then read the request).
+:func:`grounded_reading` the items of a reading that names a food the Commander never asked for (the rules then
+read the request's dishes).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from icalkit.agents.parsing import ParseError
+from icalkit.agents.request_rules import request_items
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
@@ -26,6 +28,7 @@ MAX_ITEMS, MAX_CHARS = 6, 120
 FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate bowl pan pot slice slices "
                        "cooked".split())
 WORD = re.compile(r"[a-z]+")
+REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "don" of "don't"
 
 
 def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
@@ -66,21 +69,40 @@ def parse_reading(text: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(items)), serving
 
 
+def asked_words(dialogue: Sequence[Any]) -> set[str]:
+    """The words the Commander said, and those of each question of the Driver's that the Commander's next turn
+    does not refuse (:data:`REFUSALS` among its first three words): "Would you like coffee?" - "yes, a big mug";
+    "salad = lettuce + tomato?" - "1 slice each on a plate"; not "toast too?" - "no thanks"."""
+    turns = dialogue_turns(dialogue)
+    texts = [text for speaker, text in turns if speaker == "Commander"]
+    for i, (speaker, text) in enumerate(turns):
+        answer = next((t for s, t in turns[i + 1:] if s == "Commander"), None)
+        if (speaker == "Driver" and text.rstrip().endswith("?") and answer is not None
+                and not REFUSALS & set(WORD.findall(answer.lower())[:3])):
+            texts.append(text)
+    return set(WORD.findall(" ".join(texts).lower()))
+
+
 def grounded_reading(reading: tuple[list[str], list[str]] | None,
                      dialogue: Sequence[Any]) -> tuple[list[str], list[str]] | None:
-    """``reading`` if every word of its items but :data:`FORM_WORDS` is one of the Commander's turns (or
-    another form of one: "toast" for "toasted", "potatoes" for "potato"); else None, and the rules read.
+    """``reading`` if every word of its items but :data:`FORM_WORDS` is one of :func:`asked_words` (or another
+    form of one: "toast" for "toasted", "potatoes" for "potato"). Else the rules' items
+    (:func:`~icalkit.agents.request_rules.request_items`) with the reading's serving clauses, or None (the rules
+    read it all) when it has none.
 
     A small reader invents a dish no turn names ("a slice of toast on a plate" beside a sandwich) or merges
-    two ("an apple slice of toast"); a reading with such a word is not used at all.
+    two ("an apple slice of toast"); no item of a reading with such a word is used. Its serving place names no
+    food, so it is kept.
     """
     if reading is None:
         return None
-    said = set(WORD.findall(" ".join(t for s, t in dialogue_turns(dialogue) if s == "Commander").lower()))
+    said = asked_words(dialogue)
 
     def named(word: str) -> bool:
         return word in said or (len(word) >= 4 and any(len(w) >= 4 and (w.startswith(word) or word.startswith(w))
                                                        for w in said))
 
     words = {w for item in reading[0] for w in WORD.findall(item)} - FORM_WORDS
-    return reading if all(named(w) for w in words) else None
+    if all(named(w) for w in words):
+        return reading
+    return (request_items(dialogue)[0], reading[1]) if reading[1] else None
