@@ -12,7 +12,8 @@ generated dialogues of ``--per-seed`` Breakfast tasks for each of ``--seeds`` (v
 figure is the model's right readings over the rules' (same requests, same run), with the model's
 seconds per reading. With ``--episodes READER_RUN=BASELINE_RUN ...`` it also counts, per pair of
 ``icalkit eval`` runs, the successes of ``--method`` in the first and of ``--baseline`` in the second on
-the same (split, task) — the end-to-end figure of the same reading. Writes
+the same (split, task) — the end-to-end figure of the same reading (the same method in both, run by other
+code, is told apart as "… (second run)"). Writes
 ``benchmarks/results/reader.json`` (every reading, the model's raw answer with it).
 
 Usage: python benchmarks/bench_reader.py [--method copy_next_reader] [--sets tfd dev test2 test3]
@@ -113,6 +114,7 @@ def episodes(pairs: list[str], method: str, baseline: str) -> dict[str, Any]:
         return {(r["split"], r["task_id"]): r for r in records if r["method"] == name}
 
     per_run, totals = {}, Counter()
+    base_key = f"{baseline} (second run)" if baseline == method else baseline  # the same method, other code
     for pair in pairs:
         ours_run, _, base_run = pair.partition("=")
         ours, base = successes(ours_run, method), successes(base_run or ours_run, baseline)
@@ -120,13 +122,13 @@ def episodes(pairs: list[str], method: str, baseline: str) -> dict[str, Any]:
         if not keys:
             sys.exit(f"--episodes {pair}: no (split, task) with both {method} and {baseline}")
         row = {"episodes": len(keys), method: sum(bool(ours[k]["success"]) for k in keys),
-               baseline: sum(bool(base[k]["success"]) for k in keys),
+               base_key: sum(bool(base[k]["success"]) for k in keys),
                "gained": [f"{s}/{t}" for s, t in keys if ours[s, t]["success"] and not base[s, t]["success"]],
                "lost": [f"{s}/{t}" for s, t in keys if base[s, t]["success"] and not ours[s, t]["success"]]}
         per_run[pair] = row
-        totals.update({"episodes": row["episodes"], method: row[method], baseline: row[baseline],
+        totals.update({"episodes": row["episodes"], method: row[method], base_key: row[base_key],
                        "gained": len(row["gained"]), "lost": len(row["lost"])})
-    return {"method": method, "baseline": baseline, **totals, "per_run": per_run}
+    return {"method": method, "baseline": base_key, **totals, "per_run": per_run}
 
 
 def main() -> None:
@@ -154,7 +156,7 @@ def main() -> None:
         print(f"  {g}: " + ", ".join(f"{r} {c[f'{r}_right']}/{c['requests']}" for r in READERS))
     if args.episodes:
         ep = result["episodes"] = episodes(args.episodes, method.name, args.baseline)
-        print(f"episodes: {method.name} {ep[method.name]}, {args.baseline} {ep[args.baseline]} of {ep['episodes']} "
+        print(f"episodes: {method.name} {ep[method.name]}, {ep['baseline']} {ep[ep['baseline']]} of {ep['episodes']} "
               f"(+{ep['gained']} -{ep['lost']})")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
