@@ -203,6 +203,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST6_DIALOGUES,
         TEST7_DIALOGUES,
         TEST8_DIALOGUES,
+        TEST9_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -247,7 +248,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     assert Counter((d.params["menu"], d.params["serve"]) for d in test6) == {
         (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
     mixed = []  # rounds 34's and 35's: breakfasts and the single dishes they are made of
-    for path in (TEST7_DIALOGUES, TEST8_DIALOGUES):
+    for path in (TEST7_DIALOGUES, TEST8_DIALOGUES, TEST9_DIALOGUES):
         dialogues = load_human_dialogues(path)
         assert Counter((d.params["menu"], d.params["serve"]) for d in dialogues if d.task_type == "Breakfast") == {
             (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}

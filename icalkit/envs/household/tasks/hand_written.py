@@ -10,7 +10,7 @@ failures chose round 29's changes), :data:`TEST2_DIALOGUES` round 29's (its fail
 in round 32); :data:`TEST5_DIALOGUES` round 32's, breakfasts only (28, 4 per menu); :data:`TEST6_DIALOGUES`
 round 33's, breakfasts (28, 4 per menu), in half of which the Commander changes their mind (scored in round 33);
 :data:`TEST7_DIALOGUES` round 34's, 28 breakfasts (4 per menu) and 24 single dishes of the types they are made of;
-:data:`TEST8_DIALOGUES` round 35's, the same mix by another writer.
+:data:`TEST8_DIALOGUES` and :data:`TEST9_DIALOGUES` round 35's, the same mix by two more writers.
 Each test set was written by a writer who never read the code that reads dialogues, and scored once before it
 was read.
 """
@@ -33,9 +33,10 @@ TEST5_DIALOGUES = HUMAN_DIALOGUES.with_name("test5_dialogues.yaml")  # round 32'
 TEST6_DIALOGUES = HUMAN_DIALOGUES.with_name("test6_dialogues.yaml")  # round 33's breakfasts, half change their mind
 TEST7_DIALOGUES = HUMAN_DIALOGUES.with_name("test7_dialogues.yaml")  # round 34's breakfasts and single dishes
 TEST8_DIALOGUES = HUMAN_DIALOGUES.with_name("test8_dialogues.yaml")  # round 35's, the same mix by another writer
+TEST9_DIALOGUES = HUMAN_DIALOGUES.with_name("test9_dialogues.yaml")  # round 35's second, by another writer
 # every set: none may be trained on
 HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES, TEST4_DIALOGUES, TEST5_DIALOGUES,
-                TEST6_DIALOGUES, TEST7_DIALOGUES, TEST8_DIALOGUES)
+                TEST6_DIALOGUES, TEST7_DIALOGUES, TEST8_DIALOGUES, TEST9_DIALOGUES)
 
 
 class DialogueFileError(ValueError):
