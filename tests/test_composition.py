@@ -314,8 +314,7 @@ def test_the_model_reads_a_composite_request_and_the_rules_what_it_cannot(breakf
 
 def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast_memory, tmp_path) -> None:
     """planner.compose_dishes: a breakfast whose words are closest to a coffee demonstration's is composed from its
-    dishes; a request of one dish, of dishes of one type, of the retrieved dish and its own ingredients, or whose
-    dishes are not of the retrieved type, is not."""
+    dishes; a request of one dish, of dishes of one type, or of one dish and its own ingredients, is not."""
     composer = Composer(breakfast_memory, dishes=True)
     # the types most of whose demonstrations made what a breakfast made (a mug, a plate)
     assert composer.dish_types() == {"Coffee", "Plate Of Toast", "Sandwich", "N Cooked Slices Of X In Y", "Salad",
@@ -346,8 +345,12 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     coffee_salad = (["a mug of coffee", "a salad of lettuce and tomato"], [])
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, coffee_salad)[0]] == [
         "Coffee", "Salad"]
-    not_retrieved = (["a mug of coffee", "a plate of toast"], [])  # the retrieved type is none of its dishes'
-    assert composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id, not_retrieved) == ([], [])
+    # the retrieved type is none of its dishes' (cancelled, or the nearest of two): composed when two of its dishes
+    # are neither one the other's ingredient; a salad and its lettuce slices are one dish
+    not_retrieved = (["a mug of coffee", "a plate of toast"], [])
+    assert [ex.task_type for _, ex in composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id,
+                                                     not_retrieved)[0]] == ["Coffee", "Plate Of Toast"]
+    assert composer.parts(task.dialogue, "Coffee", room, task.task_id, salad) == ([], [])
     from icalkit.agents.planner import PlannerConfig
 
     with pytest.raises(ValueError, match="compose_dishes reads the dishes compose_parts composes"):

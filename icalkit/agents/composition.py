@@ -344,7 +344,9 @@ class Composer:
         :meth:`dish_types` one has parts too when one of them is of ``top_type`` and another of a type
         that answers none of its demonstrations' items ("a coffee and a plate of toast" retrieved as a
         Coffee; not a salad's "a slice of lettuce, one of tomato and a cooked slice of potato", retrieved
-        as a Salad, whose demonstrations list slices the slicing types' answer)."""
+        as a Salad, whose demonstrations list slices the slicing types' answer), or, when none is of
+        ``top_type``, two are of types neither of which is the other's ingredient ("coffee and toast …
+        no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -364,8 +366,12 @@ class Composer:
                 chosen.append((sim, item, example))
             elif sim > chosen[told][0]:
                 chosen[told] = (sim, item, example)
-        types = {example.task_type for _, _, example in chosen}
-        more = types - {top_type} - self._ingredients.get(top_type, set())  # a dish besides the retrieved one
-        if top_type not in composite and not (top_type in types and more):
+        types, ingredients = {example.task_type for _, _, example in chosen}, self._ingredients
+        if top_type in types:  # a dish besides the retrieved one that is none of its ingredients
+            apart = bool(types - {top_type} - ingredients.get(top_type, set()))
+        else:  # the retrieved dish is not asked for (cancelled; the nearest of two): two, neither in the other
+            apart = any(b not in ingredients.get(a, set()) | {a} and a not in ingredients.get(b, set())
+                        for a in types for b in types)
+        if top_type not in composite and not apart:
             return [], []
         return [(item, example) for _, item, example in chosen], serving
