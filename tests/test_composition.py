@@ -345,12 +345,15 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     coffee_salad = (["a mug of coffee", "a salad of lettuce and tomato"], [])
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, coffee_salad)[0]] == [
         "Coffee", "Salad"]
-    # the retrieved type is none of its dishes' (cancelled, or the nearest of two): composed when two of its dishes
-    # are neither one the other's ingredient; a salad and its lettuce slices are one dish
+    # the retrieved type is none of its dishes' (cancelled, or the nearest of two): composed when one of two or more
+    # is of a type that is no type's ingredient (a coffee); slices of lettuce and of cooked potato may be a salad's
     not_retrieved = (["a mug of coffee", "a plate of toast"], [])
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id,
                                                      not_retrieved)[0]] == ["Coffee", "Plate Of Toast"]
-    assert composer.parts(task.dialogue, "Coffee", room, task.task_id, salad) == ([], [])
+    slices = (["two slices of lettuce", "a cooked slice of potato"], [])
+    assert len({ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, (
+        ["a mug of coffee", *slices[0]], []))[0]}) == 3  # answered by two slicing types and Coffee
+    assert composer.parts(task.dialogue, "Coffee", room, task.task_id, slices) == ([], [])
     from icalkit.agents.planner import PlannerConfig
 
     with pytest.raises(ValueError, match="compose_dishes reads the dishes compose_parts composes"):

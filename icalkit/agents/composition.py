@@ -345,8 +345,9 @@ class Composer:
         that answers none of its demonstrations' items ("a coffee and a plate of toast" retrieved as a
         Coffee; not a salad's "a slice of lettuce, one of tomato and a cooked slice of potato", retrieved
         as a Salad, whose demonstrations list slices the slicing types' answer), or, when none is of
-        ``top_type``, two are of types neither of which is the other's ingredient ("coffee and toast …
-        no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast)."""
+        ``top_type``, they are of two or more types and one is no type's ingredient ("coffee and toast …
+        no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee is a dish of
+        its own; not a toast and a slice of tomato, which may be a sandwich's)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -369,9 +370,8 @@ class Composer:
         types, ingredients = {example.task_type for _, _, example in chosen}, self._ingredients
         if top_type in types:  # a dish besides the retrieved one that is none of its ingredients
             apart = bool(types - {top_type} - ingredients.get(top_type, set()))
-        else:  # the retrieved dish is not asked for (cancelled; the nearest of two): two, neither in the other
-            apart = any(b not in ingredients.get(a, set()) | {a} and a not in ingredients.get(b, set())
-                        for a in types for b in types)
+        else:  # the retrieved dish is not asked for (cancelled; the nearest of two): two, one no dish's ingredient
+            apart = len(types) >= 2 and any(all(t not in made_of for made_of in ingredients.values()) for t in types)
         if top_type not in composite and not apart:
             return [], []
         return [(item, example) for _, item, example in chosen], serving
