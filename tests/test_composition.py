@@ -345,8 +345,9 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     coffee_salad = (["a mug of coffee", "a salad of lettuce and tomato"], [])
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, coffee_salad)[0]] == [
         "Coffee", "Salad"]
-    # the retrieved type is none of its dishes' (cancelled, or the nearest of two): composed when one of two or more
-    # is of a type that is no type's ingredient (a coffee); slices of lettuce and of cooked potato may be a salad's
+    # the retrieved type is none of its dishes' (cancelled, or the nearest of two): composed when a dish of a type that
+    # is no type's ingredient (a coffee) has another beside it that is none of its ingredients; slices of lettuce and
+    # of cooked potato may be a salad's, and a salad with them is one dish
     not_retrieved = (["a mug of coffee", "a plate of toast"], [])
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id,
                                                      not_retrieved)[0]] == ["Coffee", "Plate Of Toast"]
@@ -354,6 +355,8 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     assert len({ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, (
         ["a mug of coffee", *slices[0]], []))[0]}) == 3  # answered by two slicing types and Coffee
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id, slices) == ([], [])
+    salad_slices = (["a salad of lettuce and tomato", *slices[0]], [])  # a salad (no type's ingredient), its slices
+    assert composer.parts(task.dialogue, "Coffee", room, task.task_id, salad_slices) == ([], [])
     from icalkit.agents.planner import PlannerConfig
 
     with pytest.raises(ValueError, match="compose_dishes reads the dishes compose_parts composes"):

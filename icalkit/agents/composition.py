@@ -344,10 +344,10 @@ class Composer:
         :meth:`dish_types` one has parts too when one of them is of ``top_type`` and another of a type
         that answers none of its demonstrations' items ("a coffee and a plate of toast" retrieved as a
         Coffee; not a salad's "a slice of lettuce, one of tomato and a cooked slice of potato", retrieved
-        as a Salad, whose demonstrations list slices the slicing types' answer), or, when none is of
-        ``top_type``, they are of two or more types and one is no type's ingredient ("coffee and toast …
-        no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee is a dish of
-        its own; not a toast and a slice of tomato, which may be a sandwich's)."""
+        as a Salad, whose demonstrations list slices the slicing types' answer). When none is of
+        ``top_type``, one of a type that is no type's ingredient stands for it ("coffee and toast … no bread,
+        an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee and an apple slice; not
+        a toast and a slice of tomato, which may be a sandwich's, nor a sandwich and its toast)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -368,10 +368,9 @@ class Composer:
             elif sim > chosen[told][0]:
                 chosen[told] = (sim, item, example)
         types, ingredients = {example.task_type for _, _, example in chosen}, self._ingredients
-        if top_type in types:  # a dish besides the retrieved one that is none of its ingredients
-            apart = bool(types - {top_type} - ingredients.get(top_type, set()))
-        else:  # the retrieved dish is not asked for (cancelled; the nearest of two): two, one no dish's ingredient
-            apart = len(types) >= 2 and any(all(t not in made_of for made_of in ingredients.values()) for t in types)
-        if top_type not in composite and not apart:
-            return [], []
+        # the dish the others are weighed against: the retrieved one, or where it is not asked for (cancelled; the
+        # nearest of others) any that is no type's ingredient (a coffee; not a toast, which may be a sandwich's)
+        anchors = {top_type} if top_type in types else {t for t in types if not any(t in i for i in ingredients.values())}
+        if top_type not in composite and not any(types - {a} - ingredients.get(a, set()) for a in anchors):
+            return [], []  # no dish besides the anchor that is none of its ingredients
         return [(item, example) for _, item, example in chosen], serving
