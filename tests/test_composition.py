@@ -346,8 +346,8 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, coffee_salad)[0]] == [
         "Coffee", "Salad"]
     # the retrieved type is none of its dishes' (cancelled, or the nearest of two): composed when a dish of a type that
-    # is no type's ingredient (a coffee) has another beside it that is none of its ingredients; slices of lettuce and
-    # of cooked potato may be a salad's, and a salad with them is one dish
+    # has no ingredients and is no type's ingredient (a coffee) has another beside it; slices of lettuce and of cooked
+    # potato may be a salad's, and a salad with them is one dish
     not_retrieved = (["a mug of coffee", "a plate of toast"], [])
     assert [ex.task_type for _, ex in composer.parts(task.dialogue, "N Slices Of X In Y", room, task.task_id,
                                                      not_retrieved)[0]] == ["Coffee", "Plate Of Toast"]

@@ -345,9 +345,9 @@ class Composer:
         that answers none of its demonstrations' items ("a coffee and a plate of toast" retrieved as a
         Coffee; not a salad's "a slice of lettuce, one of tomato and a cooked slice of potato", retrieved
         as a Salad, whose demonstrations list slices the slicing types' answer). When none is of
-        ``top_type``, one of a type that is no type's ingredient stands for it ("coffee and toast … no bread,
-        an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee and an apple slice; not
-        a toast and a slice of tomato, which may be a sandwich's, nor a sandwich and its toast)."""
+        ``top_type``, one of a type that has no ingredients and is no type's ingredient stands for it ("coffee
+        and toast … no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee and
+        an apple slice; not a toast and a slice of tomato, which may be a sandwich's)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -369,8 +369,10 @@ class Composer:
                 chosen[told] = (sim, item, example)
         types, ingredients = {example.task_type for _, _, example in chosen}, self._ingredients
         # the dish the others are weighed against: the retrieved one, or where it is not asked for (cancelled; the
-        # nearest of others) any that is no type's ingredient (a coffee; not a toast, which may be a sandwich's)
-        anchors = {top_type} if top_type in types else {t for t in types if not any(t in i for i in ingredients.values())}
+        # nearest of others) one of a type with no ingredients that is no type's ingredient (a coffee; not a toast,
+        # which may be a sandwich's, nor a salad, which "two slices of lettuce on a plate" may be read as)
+        anchors = {top_type} if top_type in types else {
+            t for t in types if t not in ingredients and not any(t in i for i in ingredients.values())}
         if top_type not in composite and not any(types - {a} - ingredients.get(a, set()) for a in anchors):
             return [], []  # no dish besides the anchor that is none of its ingredients
         return [(item, example) for _, item, example in chosen], serving
