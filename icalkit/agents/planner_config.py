@@ -152,7 +152,9 @@ class PlannerConfig:
             of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
             too (a breakfast whose words are closest to a coffee demonstration's), and composed when one
             dish it lists is of the retrieved type and another of a type that is none of its ingredients (a
-            coffee beside a salad; not a cooked potato slice in a salad).
+            coffee beside a salad; not a cooked potato slice in a salad), or, when it lists none of the
+            retrieved type (toast cancelled for an apple slice), one is of a type that has no ingredients
+            and is no type's ingredient (a coffee) and another of any other type.
     """
 
     mode: str = "ical"

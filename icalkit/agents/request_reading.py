@@ -1,6 +1,7 @@
 """The request reader's prompt and answer (``planner.request_reader``): a dialogue -> its dishes and where they go.
 
-The planner asks its model :func:`reader_prompt` when the retrieved type is a composite one, and reads the
+The planner asks its model :func:`reader_prompt` when the retrieved type is a composite one (or, with
+``planner.compose_dishes``, one of the dishes a composite one is made of), and reads the
 answer with :func:`parse_reading`; the training pairs (:mod:`icalkit.data_gen.request_pairs`) are built with
 the same two functions. Model output is untrusted: :func:`parse_reading` refuses what is not in that form, and
 :func:`grounded_reading` the items of a reading that names a food the Commander never asked for (the rules then
