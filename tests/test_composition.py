@@ -355,7 +355,7 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
     assert len({ex.task_type for _, ex in composer.parts(task.dialogue, "Salad", room, task.task_id, (
         ["a mug of coffee", *slices[0]], []))[0]}) == 3  # answered by two slicing types and Coffee
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id, slices) == ([], [])
-    salad_slices = (["a salad of lettuce and tomato", *slices[0]], [])  # a salad (no type's ingredient), its slices
+    salad_slices = (["a salad of lettuce and tomato", *slices[0]], [])  # a salad has ingredients: no anchor
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id, salad_slices) == ([], [])
     from icalkit.agents.planner import PlannerConfig
 
