@@ -204,6 +204,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST7_DIALOGUES,
         TEST8_DIALOGUES,
         TEST9_DIALOGUES,
+        TEST10_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -255,6 +256,12 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         assert Counter(d.task_type for d in dialogues if d.task_type != "Breakfast") == dict.fromkeys(
             ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad", "Sandwich"), 4)
         mixed += dialogues
+    test10 = load_human_dialogues(TEST10_DIALOGUES)  # round 36's: mostly single dishes, 14 breakfasts
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test10 if d.task_type == "Breakfast") == {
+        (m, s): 1 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    assert Counter(d.task_type for d in test10 if d.task_type != "Breakfast") == dict.fromkeys(
+        ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad", "Sandwich"), 8)
+    mixed += test10
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
