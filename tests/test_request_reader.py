@@ -26,6 +26,8 @@ from icalkit.data_gen.request_pairs import (
     MOVES,
     OFFERS,
     REFUSALS,
+    REVISIONS,
+    SALAD_DROPS,
     SWAPS,
     UNTAUGHT,
     RequestPairConfig,
@@ -82,6 +84,25 @@ def test_a_request_that_changes_its_mind_is_read_as_it_ends() -> None:
             assert found and all(m[1] not in " ".join(items) for m in found)
         elif kind in ("swap", "refuse"):
             assert found, commander
+
+
+def test_a_single_dish_corrected_or_told_piece_by_piece_is_read_as_it_ends() -> None:
+    rows = request_pairs(RequestPairConfig(singles_per_type=0, listed=0, revised_per_type=40, seed=4))
+    kinds = Counter(r["kind"] for r in rows)
+    assert set(kinds) == {*(f"revised/{h}" for h in REVISIONS), "revised/drop", "revised/add"}
+    assert len(rows) == 3 * 40  # the two slice types and the salad, 40 each
+    dropped = [re.compile(re.escape(w).replace(r"\{food\}", "(.+)")) for w in SALAD_DROPS]
+    for row in rows:
+        turns = [tuple(line.split(": ", 1)) for line in row["prompt"][1]["content"].splitlines()[1:]]
+        (item,), serving = reading = parse_reading(row["completion"])
+        assert not serving and grounded_reading(reading, turns) == reading
+        said = [t.lower() for s, t in turns if s == "Commander"]
+        vessels = [found for t in said if (found := re.findall(r"\b(plate|bowl)\b", t))]
+        if row["kind"] in ("revised/revessel", "revised/both", "revised/piecemeal"):  # the last turn's, first said
+            assert vessels and item.endswith(vessels[-1][0]), (said, item)
+        if row["kind"] == "revised/drop":  # the food taken out is not read
+            food = next(m[1] for t in said for m in (w.fullmatch(t) for w in dropped) if m)
+            assert food.removeprefix("cooked ") not in item and len(said[0]) > len(item) - 30, (said, item)
 
 
 def test_dish_items_are_the_words_the_composition_retrieves_with() -> None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from icalkit.agents.request_reading import reader_prompt, reading_text
 from icalkit.envs.household.tasks.instructions import write_instructions
-from icalkit.envs.household.tasks.registry import TASK_TYPES, choose_params
+from icalkit.envs.household.tasks.registry import SALADS, TASK_TYPES, choose_params
 
 DISH_TYPES = ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad")
 NUMBERS = {"1": "one", "2": "two", "3": "three"}
@@ -73,6 +73,21 @@ MOVES = ("actually, use the {place} instead", "hmm no, the {place}", "wait, make
          "sorry, i meant the {place}")
 CHANGES = ("cancel", "swap", "decline", "refuse", "move")
 ASKS = ("how many slices?", "how many?", "how many pieces?", "what kind?", "how do you want it?")
+# a single dish whose details are revised or come piece by piece (kind "revised/<how>": :func:`_revised`)
+REVISIONS = ("recount", "revessel", "both", "piecemeal", "confirm")
+RECOUNTS = ("actually only {n}", "make it {n}", "wait, {n} not {old}", "hmm, {n} is enough", "sorry, i meant {n}",
+            "change that to {n} please", "{n} actually", "no wait, {n}")
+REVESSELS = ("put them {new} instead", "actually {new}, not {old}", "hmm, {new} please", "{new} would be better",
+             "on second thought, {new}", "sorry, {new} not {old}")
+COUNTS = {"1": ("one", "1", "just one", "only one", "a single one", "one slice", "one piece"),
+          "2": ("two", "2", "a couple", "two slices", "two pieces", "two of them"),
+          "3": ("three", "3", "three slices", "three pieces", "three of them")}
+VESSEL_ASKS = ("plate or bowl?", "on a plate or in a bowl?", "what should i put them in?", "in a bowl or on a plate?")
+OPENERS = ("i want some {x}", "{x} slices please", "can you slice some {x}", "could you cut up some {x} for me",
+           "i'd like some {x}", "{x}, sliced")
+SALAD_DROPS = ("no {food} after all", "actually skip the {food}", "leave out the {food}", "hold the {food}",
+               "without {food} please", "wait, no {food}")
+SALAD_ADDS = ("add {what} too", "and {what} as well", "oh, also {what}", "can you add {what}")
 HINT = re.compile(r"\b(?:is|are)\s+(?:in|on|by|next)\b|\btry\b|\bcheck\b|there's|you'll find|\bsee\b", re.IGNORECASE)
 
 
@@ -140,6 +155,8 @@ class RequestPairConfig:
         described_share: share of the listed requests with a dish described after the Driver asks.
         untaught_share: share of the listed requests that also ask for a dish no task makes (:data:`UNTAUGHT`).
         changed_share: share of the listed requests in which the Commander changes their mind (:data:`CHANGES`).
+        revised_per_type: one-dish dialogues per slice type and salad whose count, vessel or ingredients are
+            corrected, asked for or given over several turns (:data:`REVISIONS`).
         serve_share: share of the listed requests that say where everything goes.
         human_share: share of generated dialogues in the human-like style.
         valid_fraction: share of pairs in the validation split.
@@ -153,6 +170,7 @@ class RequestPairConfig:
     described_share: float = 0.3
     untaught_share: float = 0.3
     changed_share: float = 0.25
+    revised_per_type: int = 0
     serve_share: float = 0.6
     human_share: float = 0.5
     valid_fraction: float = 0.05
@@ -162,7 +180,7 @@ class RequestPairConfig:
         if bad := [t for t in self.task_types if t not in DISH_TYPES or t in self.heldout_types]:
             raise RequestPairError(f"requests.task_types {bad} are not trained dish types {list(DISH_TYPES)} "
                                    f"(held out: {self.heldout_types})")
-        if len(self.task_types) < 2 or self.singles_per_type < 0 or self.listed < 0:
+        if len(self.task_types) < 2 or min(self.singles_per_type, self.listed, self.revised_per_type) < 0:
             raise RequestPairError("requests needs two or more task_types and counts >= 0")
         for name in ("described_share", "untaught_share", "changed_share", "serve_share", "human_share"):
             if not 0 <= getattr(self, name) <= 1:
@@ -292,6 +310,82 @@ def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tu
     return turns, items, serving, change
 
 
+def _vessel(y: str) -> str:
+    return f"{'in' if y == 'Bowl' else 'on'} a {y.lower()}"
+
+
+def _salad_revision(params: Mapping[str, str], rng: random.Random) -> tuple[dict[str, str], str, str] | None:
+    """A salad said first with one food more, one less or one count other than ``params``': (its params, how
+    the Commander corrects it, the revision), or None when no valid recipe differs so."""
+    foods = ("lettuce", "tomato", "potato")
+    recipes = [dict(zip(foods, r.split("-"), strict=True)) for r in SALADS]
+    near = [(r, f) for r in recipes for f in foods if r[f] != params[f] and all(r[g] == params[g] for g in foods if g != f)]
+    if not near:
+        return None
+    first, food = rng.choice(near)
+    name = f"{'cooked ' if food == 'potato' and rng.random() < 0.5 else ''}{food}"
+    if params[food] == "0":
+        return first, rng.choice(SALAD_DROPS).format(food=name), "drop"
+    what = _n(params[food], "slice") + f" of {name}"
+    if first[food] == "0":
+        return first, rng.choice(SALAD_ADDS).format(what=what), "add"
+    return first, rng.choice(("make it {} actually", "{} please, not {}", "sorry, {}")).format(
+        what, _n(first[food], "slice")), "recount"
+
+
+def _revised(cfg: RequestPairConfig, rng: random.Random, i: int, kind: str) -> tuple[list[tuple[str, str]], str, str]:
+    """One dish of a slice type or a salad, its count, vessel or ingredients corrected, asked for by the Driver or
+    given over several turns: (turns, its item, how)."""
+    params, own = _generated(kind, rng, cfg, f"revised/{kind}/{i}")
+    said: list[tuple[str, str]] = []
+    if kind == "Salad":
+        revision = _salad_revision(params, rng)
+        if revision is None:
+            return [], "", ""
+        first, fix, how = revision
+        said += [("Commander", dish_phrases(kind, {**params, **first}, rng)[0]), ("Commander", fix)]
+        item = dish_item(kind, params)
+    else:
+        how = rng.choice(REVISIONS)
+        n, x, y = params["N"], params["X"].lower(), params["Y"]
+        cooked = rng.choice(("cooked ", "fried ", "hot ")) if "Cooked" in kind else ""
+        other_n = rng.choice([c for c in COUNTS if c != n])
+        other_y = "Plate" if y == "Bowl" else "Bowl"
+        count = lambda c: rng.choice(COUNTS[c])  # noqa: E731
+        if how == "piecemeal":  # the dish, then how many (asked or told), then where
+            said.append(("Commander", rng.choice(OPENERS).format(x=cooked + x)))
+            said += ([("Driver", rng.choice(ASKS[:3]))] if rng.random() < 0.5 else []) + [("Commander", count(n))]
+            said += ([("Driver", rng.choice(VESSEL_ASKS))] if rng.random() < 0.5 else [])
+            said.append(("Commander", rng.choice(("{}", "{} please", "put them {}")).format(_vessel(y))))
+        elif how == "confirm":  # the Driver asks back what was said first; the Commander's answer corrects it
+            first = {**params, "N": other_n, "Y": rng.choice((y, other_y))}
+            said.append(("Commander", dish_phrases(kind, first, rng)[0]))
+            said.append(("Driver", f"{_n(other_n, cooked + x + ' slice')} {_vessel(first['Y'])}?"))
+            answer = [count(n)] + ([_vessel(y)] if first["Y"] != y or rng.random() < 0.5 else [])
+            said.append(("Commander", rng.choice(("no, ", "nope, ", "", "not quite, ")) + ", ".join(answer)))
+        else:  # said with another count or vessel, then corrected in one turn or two
+            first = {**params, "N": other_n if how in ("recount", "both") else n,
+                     "Y": other_y if how in ("revessel", "both") else y}
+            phrase = dish_phrases(kind, first, rng)[0]
+            if how != "recount" and first["Y"].lower() not in phrase:
+                phrase += " " + _vessel(first["Y"])
+            said.append(("Commander", phrase))
+            fixes = []
+            if how in ("recount", "both"):
+                fixes.append(rng.choice(RECOUNTS).format(n=count(n), old=NUMBERS[other_n]))
+            if how in ("revessel", "both"):
+                fixes.append(rng.choice(REVESSELS).format(new=_vessel(y), old=_vessel(other_y)))
+            said += ([("Commander", " and ".join(fixes))] if rng.random() < 0.5
+                     else [("Commander", f) for f in fixes])
+        vessel = how != "recount" or any(p in t for _, t in said for p in ("plate", "bowl"))
+        item = dish_item(kind, params, vessel)
+    turns = [("Driver", rng.choice(("hi, what should i do?", "Hello! What can I do?", "what's the task?"))), *said]
+    others = [t for t in own if t[0] == "Driver" and not t[1].endswith("?") or HINT.search(t[1])]
+    for turn in rng.sample(others, min(len(others), rng.randint(0, 2))):  # hints, the Driver's news: at the end
+        turns.append(turn)
+    return turns, item, how
+
+
 def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
     """The pairs (``prompt``, ``completion``, ``kind``, ``task_id``), in a seeded order."""
     cfg.validate()
@@ -305,6 +399,12 @@ def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
         turns, items, serving, change = _listed(cfg, rng, i)
         rows.append({"kind": f"changed/{change}" if change else "listed", "turns": turns,
                      "text": reading_text(items, serving)})
+    revising = random.Random(f"request-pairs/{cfg.seed}/revised")  # the other pairs as without them
+    for task_type in (t for t in cfg.task_types if t in ("N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad")):
+        for i in range(cfg.revised_per_type):
+            turns, item, how = _revised(cfg, revising, i, task_type)
+            if turns:
+                rows.append({"kind": f"revised/{how}", "turns": turns, "text": reading_text([item], "")})
     rng.shuffle(rows)
     return [{"prompt": reader_prompt(r["turns"]), "completion": r["text"], "kind": r["kind"],
              "task_id": f"requests/{cfg.seed}/{i}", "task_type": "request"} for i, r in enumerate(rows)]
