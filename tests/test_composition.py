@@ -9,7 +9,7 @@ import copy_fixtures
 import pytest
 from copy_fixtures import embedder  # noqa: F401  (fixture)
 
-from icalkit.agents.composition import Composer, Part, compose, products, serving_place
+from icalkit.agents.composition import Composer, Part, ahead, compose, products, serving_place
 from icalkit.agents.demo_end_state import Check
 from icalkit.agents.request_rules import request_items, same_dish
 from icalkit.envs.factory import make_env
@@ -363,6 +363,29 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
         PlannerConfig(mode="copy", compose_dishes=True).validate()
 
 
+def test_single_dish_copies_one_dish_read_alone_for_its_own_words(breakfast_memory) -> None:
+    """planner.single_dish: a request read as one dish of the retrieved type is that dish's part, copied for the
+    reading's words (a correction read: two potato slices in a bowl, not the three on a plate said first); its copy heads
+    the retrieved sets in place of the set its demonstration heads. One dish of another type is no part."""
+    from icalkit.agents.planner import PlannerConfig
+
+    dialogue = [("Commander", "three slices of potato on a plate please"), ("Driver", "ok"),
+                ("Commander", "actually only two, and in a bowl")]
+    read = (["two slices of potato in a bowl"], [])
+    room = {"Potato", "Bowl", "Plate", "Knife", "CounterTop"}
+    single, dishes = Composer(breakfast_memory, dishes=True, single=True), Composer(breakfast_memory, dishes=True)
+    parts, serving = single.parts(dialogue, "N Slices Of X In Y", room, "new-task", read)
+    assert [(item, ex.task_type) for item, ex in parts] == [("two slices of potato in a bowl", "N Slices Of X In Y")]
+    assert not serving and dishes.parts(dialogue, "N Slices Of X In Y", room, "new-task", read) == ([], [])
+    assert single.parts(dialogue, "Coffee", room, "new-task", read) == ([], [])  # read as another type's dish
+    demo = compose([Part(parts[0][0], parts[0][1], {"Plate": "Bowl"}, "knife.pickup()\n")], "")
+    other = [ex for ex in breakfast_memory if ex.task_type == "Coffee"][:1]
+    assert ahead(demo, [[parts[0][1]], other]) == [[demo], other]  # the same demonstration is not copied again
+    assert ahead(None, [other]) == [other]
+    with pytest.raises(ValueError, match="single_dish copies one dish of a dish type read alone"):
+        PlannerConfig(mode="copy", compose_parts=True, single_dish=True).validate()
+
+
 def test_the_planner_asks_the_reader_for_a_request_retrieved_as_a_dish_only_with_compose_dishes(breakfast_memory) -> None:
     """Planner.composed: retrieved as a Coffee, the breakfast's request is read by the model and composed from its
     three dishes with compose_dishes; without it the model is not asked and nothing is composed."""
@@ -385,7 +408,9 @@ def test_the_planner_asks_the_reader_for_a_request_retrieved_as_a_dish_only_with
             mode="copy", k=1, ground_ids=True, precondition_checks=True, mention_reground=True, copy_fallback=True,
             room_fit=15, silent_next_copy="end_state", compose_parts=True, request_reader=True,
             compose_dishes=dishes), limits)
-        sets = planner.composed(task, Executor(Simulator(build_world(task)), limits), "Coffee", CallStats())
+        coffees = [[ex] for ex in breakfast_memory if ex.task_type == "Coffee"]
+        sets = planner.composed(task, Executor(Simulator(build_world(task)), limits), coffees, CallStats())
         assert llm.prompts == ([reader_prompt(task.dialogue)] if dishes else [])
-        assert [[p.example.task_type for p in s[0].parts] for s in sets] == (
-            [["Coffee", "Plate Of Toast", "N Slices Of X In Y"]] if dishes else [])
+        assert sets == ([sets[0], *coffees] if dishes else coffees)  # the retrieved sets follow, all of them
+        assert [p.example.task_type for p in getattr(sets[0][0], "parts", [])] == (
+            ["Coffee", "Plate Of Toast", "N Slices Of X In Y"] if dishes else [])

@@ -205,6 +205,15 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
                         example_id=f"composed-{digest}")
 
 
+def ahead(demo: ComposedDemo | None, sets: list[list[Any]]) -> list[list[Any]]:
+    """The example sets with ``demo`` first (none: ``sets``). A one-part ``demo`` stands for its demonstration:
+    the set that demonstration heads is left out (its copy for the whole dialogue's words would be tried again)."""
+    if demo is None:
+        return sets
+    alone = {p.example.example_id for p in demo.parts} if len(demo.parts) == 1 else set()
+    return [[demo], *(s for s in sets if not (s and s[0].example_id in alone))]
+
+
 def most_of(votes: Iterable[tuple[str, bool]]) -> set[str]:
     """The task types most of whose ``(task type, passed)`` votes passed."""
     tally: dict[str, list[bool]] = {}
@@ -244,11 +253,14 @@ class Composer:
         room_fit: how many hits per item are ordered by their fit to the room.
         dishes: a request retrieved as one of :meth:`dish_types` is read and composed too
             (``planner.compose_dishes``: :meth:`parts`).
+        single: with ``dishes``, a request read as one dish of the retrieved type is that dish's part
+            (``planner.single_dish``).
     """
 
     def __init__(self, memory: Any, transfer: Mapping[str, float] | None = None, room_fit: int = 15,
-                 dishes: bool = False) -> None:
+                 dishes: bool = False, single: bool = False) -> None:
         self.memory, self.transfer, self.room_fit, self.dishes = memory, transfer, max(room_fit, 1), dishes
+        self.single = single
         self.examples: list[Any] = []
         self._owner = np.zeros(0, int)
         self._vectors = np.zeros((0, 0), np.float32)
@@ -347,7 +359,9 @@ class Composer:
         as a Salad, whose demonstrations list slices the slicing types' answer). When none is of
         ``top_type``, one of a type that has no ingredients and is no type's ingredient stands for it ("coffee
         and toast … no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee and
-        an apple slice; not a toast and a slice of tomato, which may be a sandwich's)."""
+        an apple slice; not a toast and a slice of tomato, which may be a sandwich's). With ``single``, one dish
+        of ``top_type`` alone is a part too: copied for its own words, not the whole dialogue's ("three apple
+        slices on a plate … actually two, in a bowl": two in a bowl)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -373,6 +387,7 @@ class Composer:
         # which may be a sandwich's, nor a salad, which "two slices of lettuce on a plate" may be read as)
         anchors = {top_type} if top_type in types else {
             t for t in types if t not in ingredients and not any(t in i for i in ingredients.values())}
-        if top_type not in composite and not any(types - {a} - ingredients.get(a, set()) for a in anchors):
+        alone = self.single and len(chosen) == 1 and types == {top_type}  # "two apple slices, no, in a bowl"
+        if top_type not in composite and not alone and not any(types - {a} - ingredients.get(a, set()) for a in anchors):
             return [], []  # no dish besides the anchor that is none of its ingredients
         return [(item, example) for _, item, example in chosen], serving

@@ -298,22 +298,22 @@ class Planner:
                                  self._mention_embedder())
         return fit_copy(replace_classes(program, mapping), example, mapping, task, executor.runtime, self.cfg), mapping
 
-    def composed(self, task: Task, executor: Executor, top_type: str, stats: CallStats) -> list[list[Any]]:
+    def composed(self, task: Task, executor: Executor, sets: list[list[Any]], stats: CallStats) -> list[list[Any]]:
         """``compose_parts``: a copy of each dish the request lists (read by the model with ``request_reader``),
-        composed into one (:mod:`~icalkit.agents.composition`), as an example set; none when ``top_type``, the
-        retrieved type, is no composite one (nor, with ``compose_dishes``, a dish of one) or no dish is found."""
+        composed into one (:mod:`~icalkit.agents.composition`), ahead of the retrieved ``sets``
+        (:func:`~icalkit.agents.composition.ahead`) when the retrieved type reads its dishes and one is found."""
         if self._composer is None:
-            self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit, self.cfg.compose_dishes)
-        room, dialogue = executor.runtime.known_types(), task.dialogue or [task.instruction]
+            self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit,
+                                                  self.cfg.compose_dishes, self.cfg.single_dish)
+        room, dialogue, top_type = executor.runtime.known_types(), task.dialogue or [task.instruction], \
+            sets[0][0].task_type
         answer = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
                   if self.cfg.request_reader and self._composer.reads(top_type) else None)
         found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, grounded_reading(answer, dialogue))
-        parts = []
-        for item, example in found:  # each copied as a request of its item alone
-            program, mapping = self.copied_program(composition.item_task(task, item), executor, example, stats)
-            parts.append(composition.Part(item, example, mapping, program))
-        demo = composition.compose(parts, composition.serving_place(serving, room, self._mention_embedder()))
-        return [[demo]] if demo else []
+        copies = [(i, e, self.copied_program(composition.item_task(task, i), executor, e, stats)) for i, e in found]
+        parts = [composition.Part(i, e, mapping, program) for i, e, (program, mapping) in copies]  # for its item alone
+        place = composition.serving_place(serving, room, self._mention_embedder())
+        return composition.ahead(composition.compose(parts, place), sets)
 
     def _mention_embedder(self) -> Any:
         """The bundled MiniLM for ``mention_reground`` — the memory's own where it is that one: a learned
@@ -411,7 +411,7 @@ class Planner:
         state0 = retrieval_state(executor.sim.world, task)  # the same query state as ICAL learning
         sets, retrieval_error = self.retrieve(task, state0, frame, executor.runtime.known_types())
         if self.cfg.compose_parts and sets[0]:  # a request of several dishes: one copy of each, composed, first
-            sets = self.composed(task, executor, sets[0][0].task_type, stats) + sets
+            sets = self.composed(task, executor, sets, stats)
         scores: list[float] = []
         answer, examples, prompt = self.propose(task, executor, sets, stats, scores)
         programs, errors, failed, replans, reviewed, revisions, repaired = [], [], 0, 0, False, 0, 0

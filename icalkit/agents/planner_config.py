@@ -155,6 +155,9 @@ class PlannerConfig:
             coffee beside a salad; not a cooked potato slice in a salad), or, when it lists none of the
             retrieved type (toast cancelled for an apple slice), one is of a type that has no ingredients
             and is no type's ingredient (a coffee) and another of any other type.
+        single_dish: ``compose_dishes``: a request read as one dish of the retrieved type is copied as that dish
+            alone, from its best demonstration for the dish's words, re-grounded against them (not the whole
+            dialogue's: "three apple slices on a plate ... actually two, in a bowl" is two in a bowl).
     """
 
     mode: str = "ical"
@@ -188,6 +191,7 @@ class PlannerConfig:
     stand_ins: bool = False
     request_reader: bool = False
     compose_dishes: bool = False
+    single_dish: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -226,6 +230,8 @@ class PlannerConfig:
         for reading in ("request_reader", "compose_dishes"):
             if getattr(self, reading) and not self.compose_parts:
                 raise ValueError(f"planner.{reading} reads the dishes compose_parts composes: set planner.compose_parts=true")
+        if self.single_dish and not self.compose_dishes:
+            raise ValueError("planner.single_dish copies one dish of a dish type read alone: set planner.compose_dishes=true")
         for copying in ("compose_parts", "stand_ins"):
             if getattr(self, copying) and self.mode != "copy":
                 raise ValueError(f"planner.{copying} changes copies: it needs planner.mode=copy")
