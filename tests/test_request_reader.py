@@ -103,6 +103,17 @@ def test_a_single_dish_corrected_or_told_piece_by_piece_is_read_as_it_ends() -> 
         if row["kind"] == "revised/drop":  # the food taken out is not read
             food = next(m[1] for t in said for m in (w.fullmatch(t) for w in dropped) if m)
             assert food.removeprefix("cooked ") not in item and len(said[0]) > len(item) - 30, (said, item)
+    # in a list, the corrected dish is named ("for the apple slices, make it two") and read as corrected
+    listed = [r for r in request_pairs(RequestPairConfig(singles_per_type=0, listed=80, revised_share=1.0, seed=4))
+              if r["kind"] == "changed/revised"]
+    assert len(listed) > 20
+    for row in listed:
+        turns = [tuple(line.split(": ", 1)) for line in row["prompt"][1]["content"].splitlines()[1:]]
+        items, _ = reading = parse_reading(row["completion"])
+        assert len(items) >= 2 and grounded_reading(reading, turns) == reading
+        named = [m for s, t in turns if s == "Commander" and (m := re.match(r"for the (.+?), |(.+?): |the (.+?) - ", t))]
+        food = next(g for g in named[-1].groups() if g).removeprefix("cooked ").split()[0]
+        assert food in " ".join(items), (turns, items)
 
 
 def test_dish_items_are_the_words_the_composition_retrieves_with() -> None:

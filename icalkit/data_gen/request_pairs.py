@@ -75,6 +75,7 @@ CHANGES = ("cancel", "swap", "decline", "refuse", "move")
 ASKS = ("how many slices?", "how many?", "how many pieces?", "what kind?", "how do you want it?")
 # a single dish whose details are revised or come piece by piece (kind "revised/<how>": :func:`_revised`)
 REVISIONS = ("recount", "revessel", "both", "piecemeal", "confirm")
+REVISABLE = ("N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad")
 RECOUNTS = ("actually only {n}", "make it {n}", "wait, {n} not {old}", "hmm, {n} is enough", "sorry, i meant {n}",
             "change that to {n} please", "{n} actually", "no wait, {n}")
 REVESSELS = ("put them {new} instead", "actually {new}, not {old}", "hmm, {new} please", "{new} would be better",
@@ -157,6 +158,9 @@ class RequestPairConfig:
         changed_share: share of the listed requests in which the Commander changes their mind (:data:`CHANGES`).
         revised_per_type: one-dish dialogues per slice type and salad whose count, vessel or ingredients are
             corrected, asked for or given over several turns (:data:`REVISIONS`).
+        revised_share: share of the listed requests without another change of mind in which one slice dish or
+            salad is said with another count, vessel or foods first and corrected by its name ("for the apple
+            slices, make it two").
         serve_share: share of the listed requests that say where everything goes.
         human_share: share of generated dialogues in the human-like style.
         valid_fraction: share of pairs in the validation split.
@@ -171,6 +175,7 @@ class RequestPairConfig:
     untaught_share: float = 0.3
     changed_share: float = 0.25
     revised_per_type: int = 0
+    revised_share: float = 0.0
     serve_share: float = 0.6
     human_share: float = 0.5
     valid_fraction: float = 0.05
@@ -182,7 +187,8 @@ class RequestPairConfig:
                                    f"(held out: {self.heldout_types})")
         if len(self.task_types) < 2 or min(self.singles_per_type, self.listed, self.revised_per_type) < 0:
             raise RequestPairError("requests needs two or more task_types and counts >= 0")
-        for name in ("described_share", "untaught_share", "changed_share", "serve_share", "human_share"):
+        for name in ("described_share", "untaught_share", "changed_share", "serve_share", "human_share",
+                     "revised_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise RequestPairError(f"requests.{name} must be a share in [0, 1]")
         if not 0 <= self.valid_fraction < 1:
@@ -270,6 +276,18 @@ def _listed(cfg: RequestPairConfig, rng: random.Random, i: int) -> tuple[list[tu
         items[vague] = dish_item(kind, params)
     change, phrases, before, after = (_change(cfg, rng, dishes, said, vague) if rng.random() < cfg.changed_share
                                       else ("", [p for p, _ in said], [], []))
+    revising = random.Random(f"request-pairs/{cfg.seed}/listed/{i}/revised")  # the other pairs as without it
+    if not change and revising.random() < cfg.revised_share and (
+            at := [j for j, d in enumerate(dishes) if d[0] in REVISABLE and j != vague and sum(  # its food is its own
+                d[1].get("X", "salad").lower() in p for p in phrases) == 1]):
+        j = revising.choice(at)  # one dish said with another count, vessel or foods, then corrected by name
+        kind, params, _ = dishes[j]
+        if corrected := _corrected(kind, params, revising):
+            phrases[j], fixes, how, vessel = corrected
+            name = _short(kind, params, phrases[j])
+            after = [("Commander", revising.choice(("for the {}, {}", "{}: {}", "the {} - {}")).format(name, f))
+                     for f in fixes]
+            items[j], change = dish_item(kind, params, vessel), "revised"
     # hints and the Driver's turns, from the dishes' dialogues and from another dish's (a hint names no dish)
     other = _generated(rng.choice(cfg.task_types), rng, cfg, f"listed/{i}/other")[1]
     others = [t for *_, turns in [*dishes, (other,)] for t in turns if t[0] == "Driver" or HINT.search(t[1])]
@@ -333,57 +351,67 @@ def _salad_revision(params: Mapping[str, str], rng: random.Random) -> tuple[dict
         what, _n(first[food], "slice")), "recount"
 
 
-def _revised(cfg: RequestPairConfig, rng: random.Random, i: int, kind: str) -> tuple[list[tuple[str, str]], str, str]:
-    """One dish of a slice type or a salad, its count, vessel or ingredients corrected, asked for by the Driver or
-    given over several turns: (turns, its item, how)."""
-    params, own = _generated(kind, rng, cfg, f"revised/{kind}/{i}")
-    said: list[tuple[str, str]] = []
+def _corrected(kind: str, params: Mapping[str, str], rng: random.Random, how: str = ""
+               ) -> tuple[str, list[str], str, bool] | None:
+    """A slice dish or salad said first with another count, vessel or foods, then corrected: (how it is first
+    said, the Commander's corrections, how, whether its vessel is said); None for a salad no valid recipe is
+    one change away from."""
     if kind == "Salad":
         revision = _salad_revision(params, rng)
         if revision is None:
-            return [], "", ""
+            return None
         first, fix, how = revision
-        said += [("Commander", dish_phrases(kind, {**params, **first}, rng)[0]), ("Commander", fix)]
-        item = dish_item(kind, params)
-    else:
-        how = rng.choice(REVISIONS)
-        n, x, y = params["N"], params["X"].lower(), params["Y"]
+        return dish_phrases(kind, {**params, **first}, rng)[0], [fix], how, True
+    how = how or rng.choice(REVISIONS[:3])
+    n, y = params["N"], params["Y"]
+    other_n, other_y = rng.choice([c for c in COUNTS if c != n]), "Plate" if y == "Bowl" else "Bowl"
+    first = {**params, "N": other_n if how in ("recount", "both") else n, "Y": other_y if how in ("revessel", "both") else y}
+    phrase = dish_phrases(kind, first, rng)[0]
+    if how != "recount" and first["Y"].lower() not in phrase:
+        phrase += " " + _vessel(first["Y"])
+    fixes = []
+    if how in ("recount", "both"):
+        fixes.append(rng.choice(RECOUNTS).format(n=rng.choice(COUNTS[n]), old=NUMBERS[other_n]))
+    if how in ("revessel", "both"):
+        fixes.append(rng.choice(REVESSELS).format(new=_vessel(y), old=_vessel(other_y)))
+    fixes = [" and ".join(fixes)] if rng.random() < 0.5 else fixes
+    return phrase, fixes, how, how != "recount" or any(v in phrase for v in ("plate", "bowl"))
+
+
+def _revised(cfg: RequestPairConfig, rng: random.Random, i: int, kind: str) -> tuple[list[tuple[str, str]], str, str]:
+    """One dish of a slice type or a salad, its count, vessel or ingredients corrected (:func:`_corrected`), asked
+    for by the Driver or given over several turns: (turns, its item, how)."""
+    params, own = _generated(kind, rng, cfg, f"revised/{kind}/{i}")
+    said: list[tuple[str, str]] = []
+    how = "" if kind == "Salad" else rng.choice(REVISIONS)
+    vessel = True
+    if how == "piecemeal":  # the dish, then how many (asked or told), then where
         cooked = rng.choice(("cooked ", "fried ", "hot ")) if "Cooked" in kind else ""
-        other_n = rng.choice([c for c in COUNTS if c != n])
-        other_y = "Plate" if y == "Bowl" else "Bowl"
-        count = lambda c: rng.choice(COUNTS[c])  # noqa: E731
-        if how == "piecemeal":  # the dish, then how many (asked or told), then where
-            said.append(("Commander", rng.choice(OPENERS).format(x=cooked + x)))
-            said += ([("Driver", rng.choice(ASKS[:3]))] if rng.random() < 0.5 else []) + [("Commander", count(n))]
-            said += ([("Driver", rng.choice(VESSEL_ASKS))] if rng.random() < 0.5 else [])
-            said.append(("Commander", rng.choice(("{}", "{} please", "put them {}")).format(_vessel(y))))
-        elif how == "confirm":  # the Driver asks back what was said first; the Commander's answer corrects it
-            first = {**params, "N": other_n, "Y": rng.choice((y, other_y))}
-            said.append(("Commander", dish_phrases(kind, first, rng)[0]))
-            said.append(("Driver", f"{_n(other_n, cooked + x + ' slice')} {_vessel(first['Y'])}?"))
-            answer = [count(n)] + ([_vessel(y)] if first["Y"] != y or rng.random() < 0.5 else [])
-            said.append(("Commander", rng.choice(("no, ", "nope, ", "", "not quite, ")) + ", ".join(answer)))
-        else:  # said with another count or vessel, then corrected in one turn or two
-            first = {**params, "N": other_n if how in ("recount", "both") else n,
-                     "Y": other_y if how in ("revessel", "both") else y}
-            phrase = dish_phrases(kind, first, rng)[0]
-            if how != "recount" and first["Y"].lower() not in phrase:
-                phrase += " " + _vessel(first["Y"])
-            said.append(("Commander", phrase))
-            fixes = []
-            if how in ("recount", "both"):
-                fixes.append(rng.choice(RECOUNTS).format(n=count(n), old=NUMBERS[other_n]))
-            if how in ("revessel", "both"):
-                fixes.append(rng.choice(REVESSELS).format(new=_vessel(y), old=_vessel(other_y)))
-            said += ([("Commander", " and ".join(fixes))] if rng.random() < 0.5
-                     else [("Commander", f) for f in fixes])
-        vessel = how != "recount" or any(p in t for _, t in said for p in ("plate", "bowl"))
-        item = dish_item(kind, params, vessel)
+        said.append(("Commander", rng.choice(OPENERS).format(x=cooked + params["X"].lower())))
+        said += ([("Driver", rng.choice(ASKS[:3]))] if rng.random() < 0.5 else [])
+        said += [("Commander", rng.choice(COUNTS[params["N"]]))]
+        said += ([("Driver", rng.choice(VESSEL_ASKS))] if rng.random() < 0.5 else [])
+        said.append(("Commander", rng.choice(("{}", "{} please", "put them {}")).format(_vessel(params["Y"]))))
+    elif how == "confirm":  # the Driver asks back what was said first; the Commander's answer corrects it
+        n, y = params["N"], params["Y"]
+        first = {**params, "N": rng.choice([c for c in COUNTS if c != n]), "Y": rng.choice(("Plate", "Bowl"))}
+        cooked = rng.choice(("cooked ", "fried ", "hot ")) if "Cooked" in kind else ""
+        said.append(("Commander", dish_phrases(kind, first, rng)[0]))
+        said.append(("Driver", f"{_n(first['N'], cooked + params['X'].lower() + ' slice')} {_vessel(first['Y'])}?"))
+        answer = [rng.choice(COUNTS[n])] + ([_vessel(y)] if first["Y"] != y or rng.random() < 0.5 else [])
+        said.append(("Commander", rng.choice(("no, ", "nope, ", "", "not quite, ")) + ", ".join(answer)))
+        vessel = True
+    else:  # said with another count, vessel or foods, then corrected in one turn or two
+        corrected = _corrected(kind, params, rng, how)
+        if corrected is None:
+            return [], "", ""
+        phrase, fixes, how, vessel = corrected
+        said += [("Commander", phrase), *(("Commander", f) for f in fixes)]
     turns = [("Driver", rng.choice(("hi, what should i do?", "Hello! What can I do?", "what's the task?"))), *said]
     others = [t for t in own if t[0] == "Driver" and not t[1].endswith("?") or HINT.search(t[1])]
     for turn in rng.sample(others, min(len(others), rng.randint(0, 2))):  # hints, the Driver's news: at the end
         turns.append(turn)
-    return turns, item, how
+    return turns, dish_item(kind, params, vessel), how
 
 
 def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
@@ -400,7 +428,7 @@ def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
         rows.append({"kind": f"changed/{change}" if change else "listed", "turns": turns,
                      "text": reading_text(items, serving)})
     revising = random.Random(f"request-pairs/{cfg.seed}/revised")  # the other pairs as without them
-    for task_type in (t for t in cfg.task_types if t in ("N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad")):
+    for task_type in (t for t in cfg.task_types if t in REVISABLE):
         for i in range(cfg.revised_per_type):
             turns, item, how = _revised(cfg, revising, i, task_type)
             if turns:
