@@ -10,14 +10,18 @@ same memory, retriever, transfer order and room fit as the method's; the room is
 room. Sets: hand-written dialogue files (``--sets``, names under tests/data/human_dialogues) and the
 generated dialogues of ``--per-seed`` Breakfast tasks for each of ``--seeds`` (valid_unseen). The
 figure is the model's right readings over the rules' (same requests, same run), with the model's
-seconds per reading. With ``--episodes READER_RUN=BASELINE_RUN ...`` it also counts, per pair of
+seconds per reading. It also reads every single dish of a trained dish type in the sets (a coffee, slices in a
+bowl, a salad; not a sandwich, a held-out type): a reading is right when it is that one dish in the reader's own
+words (:func:`~icalkit.data_gen.request_pairs.dish_item`: count, food, cooked, vessel), by the model and grounded
+(the rules read no count). ``--model`` reads with another trained reader (an earlier one, for a
+ratio). With ``--episodes READER_RUN=BASELINE_RUN ...`` it also counts, per pair of
 ``icalkit eval`` runs, the successes of ``--method`` in the first and of ``--baseline`` in the second on
 the same (split, task) — the end-to-end figure of the same reading (the same method in both, run by other
 code, is told apart as "… (second run)"). Writes
 ``benchmarks/results/reader.json`` (every reading, the model's raw answer with it).
 
 Usage: python benchmarks/bench_reader.py [--method copy_next_reader] [--sets tfd dev test2 test3]
-       [--seeds 0 1 ... 9] [--per-seed 5] [--baseline copy_next_stand_ins] [--episodes RUN=RUN ...]
+       [--seeds 0 1 ... 9] [--per-seed 5] [--model DIR] [--baseline copy_next_stand_ins] [--episodes RUN=RUN ...]
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from icalkit.agents.context import transfer_rates
 from icalkit.agents.llm_session import CallStats, LLMSession
 from icalkit.agents.mention_grounding import CachedEmbedder
 from icalkit.agents.request_reading import READ_REQUEST, grounded_reading, parse_reading, reader_prompt
+from icalkit.data_gen.request_pairs import DISH_TYPES, dish_item
 from icalkit.envs.household.scene import build_world
 from icalkit.envs.household.tasks.definitions import package_definitions
 from icalkit.envs.household.tasks.hand_written import HUMAN_DIALOGUES, human_task, load_human_dialogues
@@ -63,6 +68,34 @@ def breakfasts(sets: list[str], seeds: list[int], per_seed: int) -> list[tuple[s
     for seed in seeds:
         tasks += [(f"seed{seed}", t.task_id, t) for t in sample_tasks(["Breakfast"], per_seed, "valid_unseen", seed)]
     return tasks
+
+
+def single_dishes(sets: list[str]) -> list[tuple[str, str, Task, str]]:
+    """(set name, dialogue id, task, its dish as the reader writes it) for every dialogue of a trained dish type."""
+    out = []
+    for name in sets:
+        for d in load_human_dialogues(HUMAN_DIALOGUES.with_name(f"{name}_dialogues.yaml")):
+            if d.task_type in DISH_TYPES:
+                task = human_task(d)
+                out.append((name, d.id, task, dish_item(d.task_type, friendly_params(task))))
+    return out
+
+
+def single_readings(session: LLMSession, dishes: list[tuple[str, str, Task, str]]) -> dict[str, Any]:
+    """Each single dish read by the model: right when its reading (as it is; grounded) is that dish alone."""
+    right, rows = Counter(), []
+    for name, tid, task, want in tqdm(dishes, desc="single-dish requests"):
+        dialogue = task.dialogue or [task.instruction]
+        answer = session.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [CallStats()])[0]
+        for reader, reading in (("model", answer.value), ("grounded", grounded_reading(answer.value, dialogue))):
+            ok = reading is not None and reading[0] == [want]
+            right[reader, name] += ok
+            rows.append({"set": name, "id": tid, "type": task.task_type, "reader": reader, "right": ok, "dish": want,
+                         "read": reading[0] if reading else None, "raw": answer.text if reader == "model" else None})
+    sizes = Counter(name for name, *_ in dishes)
+    return {"requests": len(dishes), **{f"{r}_right": sum(right[r, g] for g in sizes) for r in READERS[1:]},
+            "per_set": {g: {"requests": n, **{f"{r}_right": right[r, g] for r in READERS[1:]}} for g, n in sizes.items()},
+            "readings": rows}
 
 
 def group_of(name: str) -> str:
@@ -137,6 +170,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="*", default=["tfd", "dev", "test2", "test3"])
     parser.add_argument("--seeds", nargs="*", type=int, default=list(range(10)))
     parser.add_argument("--per-seed", type=int, default=5)
+    parser.add_argument("--model", default="", help="read with this trained reader (default: the method's)")
     parser.add_argument("--baseline", default="copy_next_stand_ins", help="--episodes: the method compared with")
     parser.add_argument("--episodes", nargs="*", default=[], metavar="RUN=RUN",
                         help="icalkit eval out_dirs: one with --method, = one with --baseline (omitted: the same)")
@@ -144,6 +178,7 @@ def main() -> None:
     args = parser.parse_args()
     method = load_method(args.method)
     llm_cfg = dataclasses.replace(effective_llm(method, LLMConfig()), cache=False)  # timed: no replayed answers
+    llm_cfg = dataclasses.replace(llm_cfg, model=args.model) if args.model else llm_cfg
     if not method.planner.request_reader or not Path(llm_cfg.model).is_dir():
         sys.exit(f"method {method.name}: needs planner.request_reader and a trained reader at {llm_cfg.model!r} "
                  "(make reader)")
@@ -154,6 +189,10 @@ def main() -> None:
         f"{result['model_s_per_reading']} s per model reading")
     for g, c in result["per_set"].items():
         print(f"  {g}: " + ", ".join(f"{r} {c[f'{r}_right']}/{c['requests']}" for r in READERS))
+    one = result["single_dishes"] = single_readings(LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128),
+                                                    single_dishes(args.sets))
+    print(f"{one['requests']} single-dish requests read as that dish alone: model {one['model_right']}, "
+          f"grounded {one['grounded_right']}")
     if args.episodes:
         ep = result["episodes"] = episodes(args.episodes, method.name, args.baseline)
         print(f"episodes: {method.name} {ep[method.name]}, {ep['baseline']} {ep[ep['baseline']]} of {ep['episodes']} "
