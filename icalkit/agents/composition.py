@@ -18,10 +18,10 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
 2. **Its parts.** Each item of the new request (its clauses of where things are left out: "a knife is
    in the sink" names no dish) is looked up alone among the demonstrations of the types that are not
    composite; an item none answers at :data:`ITEM_SIM` is no part. The part is the room's best fit
-   (:func:`~icalkit.agents.context.room_fit_order`) among the hits of the best hit's type that cut the foods
-   the item names (:func:`food_misfit`: a salad of lettuce and potato, not one with tomato), copied as any copy is, re-grounded
-   against its item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration
-   becomes the Apple).
+   (:func:`~icalkit.agents.context.room_fit_order`) among the hits of the best hit's type that cut the
+   foods the item names (:func:`food_misfit`: a salad of lettuce and potato, not one with tomato),
+   copied as any copy is, re-grounded against its item alone ("an apple slice on a plate": the Potato
+   of a potato-slices demonstration becomes the Apple).
 3. **One program** (:func:`compose`): the parts' programs one after the other, each part's variable
    names suffixed so that no part reads another's (a name it reads unbound bound first), then every
    part's product (:func:`products`: the mug it filled, the plate it served on) moved onto the place
