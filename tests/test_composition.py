@@ -363,25 +363,6 @@ def test_compose_dishes_reads_a_request_retrieved_as_one_of_its_dishes(breakfast
         PlannerConfig(mode="copy", compose_dishes=True).validate()
 
 
-def test_a_part_is_copied_from_a_demonstration_that_cuts_the_foods_its_item_names(breakfast_memory) -> None:
-    """food_misfit: a salad demonstration's pieces against the foods an item names (a food it cuts that the item
-    does not name, or one the item names that it does not cut, counts); a slicing demonstration's food is its
-    parameter, which the copy renames, so it fits any one food."""
-    from icalkit.agents.composition import food_misfit
-    from icalkit.agents.context import example_program, program_classes
-
-    salad = next(ex for ex in breakfast_memory if ex.task_type == "Salad")
-    foods = sorted(c.removesuffix("Sliced").lower() for c in program_classes(example_program(salad)) if c.endswith("Sliced"))
-    assert len(foods) >= 2
-    assert food_misfit("a salad of " + " and ".join(f"one slice of {f}" for f in foods), salad) == 0
-    assert food_misfit(f"a salad of one slice of {foods[0]}", salad) == len(foods) - 1
-    assert food_misfit(f"a salad of {foods[0]}, no {foods[1]}", salad) == len(foods) - 1  # "no tomato" names none
-    slices = next(ex for ex in breakfast_memory if ex.task_type == "N Slices Of X In Y")
-    assert food_misfit("two slices of apple in a bowl", slices) == 0
-    assert food_misfit("a salad of lettuce and tomato", slices) == 1
-    assert food_misfit("a mug of coffee", next(ex for ex in breakfast_memory if ex.task_type == "Coffee")) == 0
-
-
 def test_single_dish_copies_one_dish_read_alone_for_its_own_words(breakfast_memory) -> None:
     """planner.single_dish: a request read as one dish of the retrieved type is that dish's part, copied for the
     reading's words (a correction read: two potato slices in a bowl, not the three on a plate said first); its copy heads

@@ -18,10 +18,9 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
 2. **Its parts.** Each item of the new request (its clauses of where things are left out: "a knife is
    in the sink" names no dish) is looked up alone among the demonstrations of the types that are not
    composite; an item none answers at :data:`ITEM_SIM` is no part. The part is the room's best fit
-   (:func:`~icalkit.agents.context.room_fit_order`) among the hits of the best hit's type that cut the
-   foods the item names (:func:`food_misfit`: a salad of lettuce and potato, not one with tomato),
-   copied as any copy is, re-grounded against its item alone ("an apple slice on a plate": the Potato
-   of a potato-slices demonstration becomes the Apple).
+   among the hits (:func:`~icalkit.agents.context.room_fit_order`), copied as any copy is, re-grounded
+   against its item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration
+   becomes the Apple).
 3. **One program** (:func:`compose`): the parts' programs one after the other, each part's variable
    names suffixed so that no part reads another's (a name it reads unbound bound first), then every
    part's product (:func:`products`: the mug it filled, the plate it served on) moved onto the place
@@ -57,11 +56,10 @@ from icalkit.agents.demo_end_state import (
     program_placements,
     renamed,
 )
-from icalkit.agents.grounding import bind_object_names, task_params
+from icalkit.agents.grounding import bind_object_names
 from icalkit.agents.mention_grounding import mention_scores
-from icalkit.agents.piece_counts import FOOD, NOT_ASKED, PIECES
 from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
-from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICED_FROM
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
 from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.keys import dialogue_turns
@@ -214,18 +212,6 @@ def ahead(demo: ComposedDemo | None, sets: list[list[Any]]) -> list[list[Any]]:
         return sets
     alone = {p.example.example_id for p in demo.parts} if len(demo.parts) == 1 else set()
     return [[demo], *(s for s in sets if not (s and s[0].example_id in alone))]
-
-
-def food_misfit(item: str, example: Any) -> int:
-    """How far the foods ``example`` cuts are from those ``item`` names ("a salad of lettuce and cooked potato"):
-    its pieces of a food the item does not name, and the item's foods it cuts none of, less one for each of its
-    pieces of a food that is its task's parameter (the copy's re-grounding renames that one: a potato-slices
-    demonstration serves apple slices)."""
-    named = {PIECES[f] for f in FOOD.findall(NOT_ASKED.sub("", item.lower()))}
-    params = set((task_params(example.task_id) or {}).values())
-    cut = {c for c in program_classes(example_program(example)) if c in SLICED_FROM}
-    fixed = {c for c in cut if SLICED_FROM[c] not in params}
-    return len(fixed - named) + max(0, len(named - fixed) - len(cut - fixed))
 
 
 def most_of(votes: Iterable[tuple[str, bool]]) -> set[str]:
@@ -388,10 +374,7 @@ class Composer:
             sim, hits = self._best(item, simple, {task_id})
             if sim < ITEM_SIM or not hits:
                 continue
-            kin = [ex for ex in hits if ex.task_type == hits[0].task_type]  # the fit is of the top hit's type
-            misfit = {ex.example_id: food_misfit(item, ex) for ex in kin}  # a salad without tomato: one without
-            example = room_fit_order([ex for ex in kin if misfit[ex.example_id] == min(misfit.values())], room,
-                                     self.transfer)[0]
+            example = room_fit_order(hits, room, self.transfer)[0]
             told = next((i for i, (_, other, ex) in enumerate(chosen)
                          if ex.task_type == example.task_type and same_dish(item, other)), None)
             if told is None:
