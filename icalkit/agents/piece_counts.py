@@ -11,10 +11,8 @@ piece of that food on the receptacle holding most of them (the plate), the place
 further pieces as are missing (``InteractionObject("LettuceSliced", parent_object=lettuce)``: the
 executor gives each variable a piece no other one holds). Only pieces the program does nothing to
 but move, and puts in no appliance, pan or pot, are added (a raw slice, not a cooked one or a
-toast), and a program that binds one of the names involved twice is left as it is. None is removed
-(a goal asks for at least that many) but those the receptacle cannot hold: a demonstration put three
-slices on a plate, the copy puts them in a bowl, which holds two; the third one's statements are left
-out (it would stop the copy: "The Bowl is full right now").
+toast), none is removed (a goal asks for at least that many), and a program that binds one of the
+names involved twice is left as it is.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from collections.abc import Iterable
 from icalkit.agents.context import is_interaction
 from icalkit.agents.demo_end_state import interaction_class
 from icalkit.agents.review_guard import ONLY_MOVES, PLACES
-from icalkit.envs.household.catalog import OBJECT_TYPES, SLICE_PRODUCTS
+from icalkit.envs.household.catalog import SLICE_PRODUCTS
 from icalkit.envs.household.receptacles import APPLIANCES
 
 COOKWARE = APPLIANCES | {"Pan", "Pot"}  # a piece put there is being cooked
@@ -70,9 +68,8 @@ def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
 
 def serve_pieces(program: str, asked: dict[str, int]) -> tuple[str, dict[str, int]]:
     """``program`` with further raw pieces placed where it places most of a class's pieces, up to the
-    number ``asked``, or fewer where that receptacle cannot hold them all (as many as asked, at most
-    what it holds); and the pieces added per class (negative: left out). A program that does not parse
-    is returned as it is (the executor reports it)."""
+    number ``asked``; and the pieces added per class. A program that does not parse is returned as it
+    is (the executor reports it)."""
     try:
         body = ast.parse(program).body
     except SyntaxError:
@@ -110,17 +107,7 @@ def serve_pieces(program: str, asked: dict[str, int]) -> tuple[str, dict[str, in
         place, served = max(by_place.items(), key=lambda kv: (len(kv[1]), max(placed[v][1] for v in kv[1])))
         parent = next((kw.value for kw in declared[served[0]][1].keywords if kw.arg == "parent_object"), None)
         names = {place, *served} | ({n.id for n in ast.walk(parent) if isinstance(n, ast.Name)} if parent else set())
-        if any(bound[n] > 1 for n in names):
-            continue
-        holds = getattr(OBJECT_TYPES.get(classes.get(place, "")), "capacity", 0)
-        if 0 < holds < len(served):  # the rest would stop the copy: "The Bowl is full right now"
-            surplus = set(served[min(want, holds):])
-            for i, stmt in enumerate(body):
-                if surplus & {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}:
-                    lines[i] = ""
-            added[cls] = -len(surplus)
-            continue
-        if len(served) >= want:
+        if len(served) >= want or any(bound[n] > 1 for n in names):
             continue
         source = f", parent_object={ast.unparse(parent)}" if parent is not None else ""
         last = max(placed[v][1] for v in served)
@@ -130,4 +117,4 @@ def serve_pieces(program: str, asked: dict[str, int]) -> tuple[str, dict[str, in
             extra += [f'{var} = InteractionObject("{cls}"{source})', f"{var}.pickup_and_place({place})"]
         lines[last] = "\n".join([lines[last], *extra])
         added[cls] = want - len(served)
-    return ("\n".join(line for line in lines if line) + "\n", added) if added else (program, {})
+    return ("\n".join(lines) + "\n", added) if added else (program, {})
