@@ -15,6 +15,9 @@ planner's model to read the request instead (``planner.request_reader``). They c
 - **changed**: as listed, but the Commander changes their mind (:func:`_change`): cancels a dish said
   earlier, swaps one dish (or its count) for another, turns down a dish the Driver offers, says up front
   which dish they do not want, or moves where everything goes -> only what they finally ask for.
+- **revised** (off by default; round 36's readers trained with them read fewer breakfasts right): one slice
+  dish or salad whose count, vessel or foods are corrected, asked back by the Driver or told piece by piece
+  (``revised_per_type``), and in a listed request one such dish corrected by its name (``revised_share``).
 
 A dish is written as :func:`dish_item` does ("two cooked slices of potato on a plate"): the words the
 composition retrieves each dish's demonstration with. Train and deploy prompts come from one
@@ -400,7 +403,6 @@ def _revised(cfg: RequestPairConfig, rng: random.Random, i: int, kind: str) -> t
         said.append(("Driver", f"{_n(first['N'], cooked + params['X'].lower() + ' slice')} {_vessel(first['Y'])}?"))
         answer = [rng.choice(COUNTS[n])] + ([_vessel(y)] if first["Y"] != y or rng.random() < 0.5 else [])
         said.append(("Commander", rng.choice(("no, ", "nope, ", "", "not quite, ")) + ", ".join(answer)))
-        vessel = True
     else:  # said with another count, vessel or foods, then corrected in one turn or two
         corrected = _corrected(kind, params, rng, how)
         if corrected is None:
