@@ -102,12 +102,11 @@ def group_of(name: str) -> str:
     return "seeds" if name.startswith("seed") else name
 
 
-def readings(method: MethodConfig, llm_cfg: LLMConfig, tasks: list[tuple[str, str, Task]]) -> dict[str, Any]:
+def readings(method: MethodConfig, session: LLMSession, tasks: list[tuple[str, str, Task]]) -> dict[str, Any]:
     """Each request read by the rules and by the model, composed, and checked against the task's menu."""
     memory = build_memory(MemoryConfig(path=method.memory, text_embedder=TextEmbedderConfig(model=method.retriever)))
     composer = Composer(memory, transfer_rates(memory) if method.planner.transfer_order else None,
                         method.planner.room_fit)
-    session = LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128)
     embedder = CachedEmbedder(SentenceTransformerEmbedder())
     dishes = package_definitions()["Breakfast"].components  # the TEACh definition's: "toast" -> Plate Of Toast
     right, rows, model_s = Counter(), [], 0.0
@@ -182,15 +181,15 @@ def main() -> None:
     if not method.planner.request_reader or not Path(llm_cfg.model).is_dir():
         sys.exit(f"method {method.name}: needs planner.request_reader and a trained reader at {llm_cfg.model!r} "
                  "(make reader)")
+    session = LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128)  # one model for both readings
     result = {"args": vars(args), "model": llm_cfg.model,
-              **readings(method, llm_cfg, breakfasts(args.sets, args.seeds, args.per_seed))}
+              **readings(method, session, breakfasts(args.sets, args.seeds, args.per_seed))}
     print(f"{result['requests']} breakfast requests read right: " + ", ".join(
         f"{r} {result[f'{r}_right']}" for r in READERS) + f" (grounded {result['grounded_over_rules']}x the rules); "
         f"{result['model_s_per_reading']} s per model reading")
     for g, c in result["per_set"].items():
         print(f"  {g}: " + ", ".join(f"{r} {c[f'{r}_right']}/{c['requests']}" for r in READERS))
-    one = result["single_dishes"] = single_readings(LLMSession(build_llm_from_config(llm_cfg), max_new_tokens=128),
-                                                    single_dishes(args.sets))
+    one = result["single_dishes"] = single_readings(session, single_dishes(args.sets))
     print(f"{one['requests']} single-dish requests read as that dish alone: model {one['model_right']}, "
           f"grounded {one['grounded_right']}")
     if args.episodes:
