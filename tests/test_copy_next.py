@@ -235,3 +235,32 @@ def test_finish_placements_serves_the_plate_where_the_dialogue_says(tmp_path, em
     assert "each acted-on Plate" in served.errors[0] and "on a CounterTop" in served.errors[0]
     left, state = run()
     assert left.attempts == 1 and not state[plate]["parent"].startswith("CounterTop")
+
+
+def test_finish_placements_moves_the_rest_onto_the_copied_tasks_own_place(tmp_path, embedder):
+    """planner.finish_placements, a copied demonstration's own goal place: it put all three pens on the coffee
+    table; the new room has four toilet paper rolls, to go on "the counter" (the bathroom's counter top, which
+    the re-grounding renames the coffee table to, though the dialogue names it too weakly for a named place).
+    The copy moves three rolls; the agent moves the fourth onto that counter itself, and stops."""
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.context import full_state
+    from icalkit.agents.demo_end_state import goal_places
+    from icalkit.agents.executor import ExecutorLimits
+
+    mem, _ = copy_fixtures.recorded_memory("Put All X On Y", 2, "0-00001", tmp_path / "pens.db", embedder)
+    demo = next(iter(mem))
+    assert goal_places(demo, {}) == {"CoffeeTable"} and goal_places(demo, {"CoffeeTable": "Sofa"}) == {"Sofa"}
+    assert goal_places(replace(demo, task_id="hand/written"), {}) == set()  # no task: no parameters to read
+    task = next(t for t in sample_tasks(["Put All X On Y"], 5, "valid_unseen", 0) if t.task_id.endswith("0-00003"))
+    rolls = [o for o, a in full_state(build_world(task)).items() if o.startswith("ToiletPaper_")]
+    assert len(rolls) == 4 and "counter" in " ".join(u for _, u in task.dialogue)
+    planner = Planner(None, mem, PlannerConfig(mode="copy", k=1, ground_ids=True, precondition_checks=True,
+                                               mention_reground=True, copy_fallback=True, finish_placements=True,
+                                               silent_next_copy="end_state"),
+                      ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True)))
+    sim = Simulator(build_world(task))
+    res = planner.run_episode(task, sim)
+    assert "CounterTopBath" in planner.progress.near_places and "CounterTopBath" not in planner.progress.places
+    assert res.success and res.attempts == 2 and "not yet every ToiletPaper on a CounterTopBath" in res.errors[0]
+    assert res.programs[-1].count("pickup_and_place(spot_0)") == 1 and "CounterTopBath" in res.programs[-1]
+    assert all(full_state(sim.world)[r]["parent"].startswith("CounterTopBath") for r in rolls)

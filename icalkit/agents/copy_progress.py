@@ -10,7 +10,7 @@ when nothing else is: moves onto the named places, the copy's work done to every
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from icalkit.agents.composition import ComposedDemo
@@ -20,12 +20,14 @@ from icalkit.agents.demo_end_state import (
     acted_on,
     class_of,
     demo_checks,
+    goal_places,
     handled,
     named_classes,
     placement_repair,
     unmet,
     unnamed_in_episode,
 )
+from icalkit.agents.mention_grounding import MIN_SCORE
 from icalkit.agents.state_repair import state_repair
 
 PLACE_SCORE = 0.7  # "the table" for the DiningTable 0.71, "kitchen counter" for the CounterTop 0.78; not
@@ -41,7 +43,10 @@ class CopyProgress:
         embedder: the mention re-grounding's sentence embedder.
         named: find the objects the dialogue names (``named_next``).
         places: find the receptacles it names, check containers served there and repair placements
-            onto them (``finish_placements``).
+            onto them (``finish_placements``); and onto a copied demonstration's own goal place (the Y
+            of its "put all X on Y", renamed) where the dialogue names it as weakly as the mention
+            re-grounding accepts (:data:`~icalkit.agents.mention_grounding.MIN_SCORE`: "the counter" for
+            the bathroom's counter top, 0.67).
         states: repair unmet "every object" states with the copy's own block (``finish_states``).
     """
 
@@ -52,6 +57,7 @@ class CopyProgress:
         room = executor.runtime.known_types()
         self.named = set(named_classes(dialogue, room, embedder)) if named else set()
         self.places = set(named_classes(dialogue, room, embedder, PLACE_SCORE, places=True)) if places else set()
+        self.near_places = set(named_classes(dialogue, room, embedder, MIN_SCORE, places=True)) if places else set()
         self.states = states
         self.repair: str | None = None  # the repair program; "" once it ran (one per episode)
 
@@ -76,16 +82,21 @@ class CopyProgress:
         checks = unmet(asked, now, acted, self.start)
         unnamed = unnamed_in_episode(self.dialogue, self.executor.runtime.known_types(), touched, self.embedder)
         if self.repair is None and not unnamed and checks:
-            self.repair = self.finish(checks, now, acted, program) or None
+            parts = [(p.example, p.mapping) for p in example.parts] if isinstance(example, ComposedDemo) \
+                else [(example, mapping)]
+            goals = {c for ex, renaming in parts for c in goal_places(ex, renaming)} & self.near_places
+            self.repair = self.finish(checks, now, acted, program, self.places | goals) or None
         return [c.text() for c in checks] + [f"acted on the {c} the dialogue names" for c in unnamed]
 
-    def finish(self, checks: list[Check], now: Mapping[str, dict], acted: set[str], program: str) -> str:
-        """The program that meets unmet ``checks``: the placements onto named places when all that is left
-        are such (``finish_placements``); with ``finish_states``, when every state left is an "every
-        object" state the copy's own block makes, that block for each object first, and then those
+    def finish(self, checks: list[Check], now: Mapping[str, dict], acted: set[str], program: str,
+               goals: Collection[str] | None = None) -> str:
+        """The program that meets unmet ``checks``: the placements onto ``goals`` (the places it may move things
+        to; the named places by default) when all that is left are such (``finish_placements``); with ``finish_states``, when every state left
+        is an "every object" state the copy's own block makes, that block for each object first, and then those
         placements where they are all that is left besides. "" when there is nothing it can do."""
         states, places = [c for c in checks if not c.on], [c for c in checks if c.on]
-        moves = placement_repair(places, now, acted, self.places) if self.places and places else ""
+        goals = self.places if goals is None else goals
+        moves = placement_repair(places, now, acted, goals) if goals and places else ""
         if not states:
             return moves
         fix = state_repair(states, now, program) if self.states else ""

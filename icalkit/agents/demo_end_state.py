@@ -285,10 +285,24 @@ def named_classes(dialogue: Sequence[Any], room: Iterable[str], embedder: Any, m
     toaster "toast" is close to)."""
     skip = set(skip)
     classes = sorted(c for c in set(room) if (t := OBJECT_TYPES.get(c)) is not None and c not in SLICED_FROM
-                     and (t.receptacle and not t.pickupable and c not in ALLOWED and c not in APPLIANCES
-                          if places else t.pickupable))
+                     and (is_place(c) if places else t.pickupable))
     scores = mention_scores(embedder, dialogue, classes)  # a skipped class still holds its words ("hand towels")
     return [c for c in classes if scores[c][1] >= min_score and c not in skip]
+
+
+def is_place(cls: str) -> bool:
+    """Whether ``cls`` is a place to put things on: a receptacle that cannot be picked up and takes any
+    object (the counter, the dining table; not the toaster nor the sink's allowed few)."""
+    t = OBJECT_TYPES.get(cls)
+    return t is not None and t.receptacle and not t.pickupable and cls not in ALLOWED and cls not in APPLIANCES
+
+
+def goal_places(example: Any, mapping: Mapping[str, str]) -> set[str]:
+    """The places among ``example``'s task parameters (the Y of "put all X on Y"), renamed by ``mapping``:
+    where its task, not only its program, put things; empty for an example whose id names no task."""
+    from icalkit.agents.grounding import task_params
+
+    return {to for v in (task_params(example.task_id) or {}).values() if is_place(to := renamed(v, mapping))}
 
 
 def lacks(room: Collection[str], cls: str) -> bool:
