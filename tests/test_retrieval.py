@@ -205,6 +205,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST8_DIALOGUES,
         TEST9_DIALOGUES,
         TEST10_DIALOGUES,
+        TEST11_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -262,6 +263,9 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     assert Counter(d.task_type for d in test10 if d.task_type != "Breakfast") == dict.fromkeys(
         ("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y", "Salad", "Sandwich"), 8)
     mixed += test10
+    test11 = load_human_dialogues(TEST11_DIALOGUES)  # round 37's: every TEACh task type
+    assert Counter(d.task_type for d in test11) == dict.fromkeys(TFD_TYPES, 5)
+    mixed += test11
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]

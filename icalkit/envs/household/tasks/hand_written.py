@@ -11,7 +11,8 @@ in round 32); :data:`TEST5_DIALOGUES` round 32's, breakfasts only (28, 4 per men
 round 33's, breakfasts (28, 4 per menu), in half of which the Commander changes their mind (scored in round 33);
 :data:`TEST7_DIALOGUES` round 34's, 28 breakfasts (4 per menu) and 24 single dishes of the types they are made of;
 :data:`TEST8_DIALOGUES` and :data:`TEST9_DIALOGUES` round 35's, the same mix by two more writers;
-:data:`TEST10_DIALOGUES` round 36's, 48 single dishes (8 of each type breakfasts are made of) and 14 breakfasts.
+:data:`TEST10_DIALOGUES` round 36's, 48 single dishes (8 of each type breakfasts are made of) and 14 breakfasts;
+:data:`TEST11_DIALOGUES` round 37's, 5 of each of the 12 TEACh task types.
 Each test set was written by a writer who never read the code that reads dialogues, and scored once before it
 was read.
 """
@@ -36,9 +37,10 @@ TEST7_DIALOGUES = HUMAN_DIALOGUES.with_name("test7_dialogues.yaml")  # round 34'
 TEST8_DIALOGUES = HUMAN_DIALOGUES.with_name("test8_dialogues.yaml")  # round 35's, the same mix by another writer
 TEST9_DIALOGUES = HUMAN_DIALOGUES.with_name("test9_dialogues.yaml")  # round 35's second, by another writer
 TEST10_DIALOGUES = HUMAN_DIALOGUES.with_name("test10_dialogues.yaml")  # round 36's, mostly single dishes
+TEST11_DIALOGUES = HUMAN_DIALOGUES.with_name("test11_dialogues.yaml")  # round 37's, every TEACh task type
 # every set: none may be trained on
 HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES, TEST4_DIALOGUES, TEST5_DIALOGUES,
-                TEST6_DIALOGUES, TEST7_DIALOGUES, TEST8_DIALOGUES, TEST9_DIALOGUES, TEST10_DIALOGUES)
+                TEST6_DIALOGUES, TEST7_DIALOGUES, TEST8_DIALOGUES, TEST9_DIALOGUES, TEST10_DIALOGUES, TEST11_DIALOGUES)
 
 
 class DialogueFileError(ValueError):
