@@ -60,6 +60,16 @@ def test_the_dialogue_says_how_many_pieces_of_each_food():
     # "each" counts the foods its sentence names before it, not one it says no to
     assert asked_pieces(["grab the knife by the apple. no tomato, lettuce and potato, two slices of each"]) == {
         "LettuceSliced": 2, "PotatoSliced": 2}
+    # the food just named: "of it", or the one food the sentence names before the count (not two)
+    assert asked_pieces(["I'm hungry", "lettuce. two slices of it", "one tomato slice"]) == {
+        "LettuceSliced": 2, "TomatoSliced": 1}
+    assert asked_pieces(["tomato please", "make it three slices of that"]) == {"TomatoSliced": 3}
+    assert asked_pieces(["salad time", "lettuce, 2 slices", "no, no potato"]) == {"LettuceSliced": 2}
+    assert asked_pieces(["lettuce and tomato, 2 slices", "no potato"]) == {}  # which one?
+    # a count and a food, no word for pieces, where it asks; not where it says what there is
+    assert asked_pieces(["i want sandwich. two bread, toasted. inside two lettuce and one tomato"]) == {
+        "BreadSliced": 2, "LettuceSliced": 2}
+    assert asked_pieces(["there are two apples on the counter", "slice one"]) == {}
 
 
 def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():

@@ -78,8 +78,13 @@ def requests(dialogue: Sequence[Any]) -> list[str]:
     mugs are in the cabinet, please put them on the table" -> "the mugs  please put them on the
     table"). The Driver asks nothing: its turns are "" (where it found a thing, "grabbed the one on the
     sofa", is no place asked for), kept in their places so that each request keeps its decay."""
-    texts = (_commander_text(turn) for turn in dialogue)
-    return ["".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(text)) for text in texts]
+    return [asked_text(_commander_text(turn)) for turn in dialogue]
+
+
+def asked_text(text: str) -> str:
+    """``text`` with each clause cut at its first hint of where a thing is, unless it asks for a state
+    (:func:`requests`, for one utterance)."""
+    return "".join(c if ASKS.search(c) else HINT.split(c, 1)[0] for c in CLAUSE.findall(text))
 
 
 def _commander_text(turn: Any) -> str:

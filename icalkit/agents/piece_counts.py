@@ -4,8 +4,9 @@ A demonstration of a sandwich put one slice of lettuce on the plate; the new dia
 slices of lettuce and a slice of tomato". The copy does everything else right and the task stays
 unfinished, and nothing in the copied demonstration's end state says so. The numbers are in the
 dialogue, next to the food: "two slices of tomato", "an apple slice", "three pieces of red potato",
-"lettuce x2", for each food listed ("lettuce and tomato, one slice of each"), or alone where one food
-is named ("slice the potato ... put two slices in the bowl").
+"lettuce x2", "two lettuce and one tomato", for each food listed ("lettuce and tomato, one slice of
+each"), for the food just named ("lettuce. two slices of it", "lettuce, 2 slices"), or alone where one
+food is named ("slice the potato ... put two slices in the bowl").
 :func:`asked_pieces` reads them; :func:`serve_pieces` adds to the copy, after its last placement of a
 piece of that food on the receptacle holding most of them (the plate), the placements of as many
 further pieces as are missing (``InteractionObject("LettuceSliced", parent_object=lettuce)``: the
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 
 from icalkit.agents.context import is_interaction
 from icalkit.agents.demo_end_state import interaction_class
+from icalkit.agents.mention_grounding import asked_text
 from icalkit.agents.review_guard import ONLY_MOVES, PLACES
 from icalkit.envs.household.catalog import SLICE_PRODUCTS
 from icalkit.envs.household.receptacles import APPLIANCES
@@ -43,27 +45,50 @@ FOOD = re.compile(r"\b" + _FOOD)
 # "lettuce x2", "lettuce 2x" (read first: "lettuce 2x tomato 1x"), "2x tomato"
 TIMES = re.compile(r"\b" + _FOOD + r"\s*x\s*([1-6])\b|\b" + _FOOD + r"\s+([1-6])\s*x\b|\b([1-6])\s*x\s*" + _FOOD)
 EACH = re.compile(_COUNT + _CUT + r"\s+(?:of\s+)?each\b")  # "lettuce, tomato and potato, one slice of each"
+OF_IT = re.compile(_COUNT + _CUT + r"\s+of\s+(?:it|them|that|those)\b")  # "lettuce. two slices of it"
+# "two lettuce and one tomato": a count and a food, no word for pieces (not "two slices", "an apple slice")
+BARE = re.compile(r"\b(two|three|four|five|six|[2-6])\s+(?:[a-z]+\s+)??" + _FOOD + r"(?!\s+" + _CUT + r")")
 NOT_ASKED = re.compile(r"\b(?:no|not|without|skip|except)\s+(?:the\s+|any\s+)?" + _FOOD)  # "no tomato"
 SENTENCE = re.compile(r"[^.!?;]+")
 
 
 def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
     """Piece class -> the largest number of its pieces the ``texts`` ask for (the dialogue's words:
-    "two slices of tomato", "an apple slice", "lettuce x2"; "one slice of each" for every food its
-    sentence names before it, not one it says no to); a number without a food counts for the one food
-    the texts name (none where they name several)."""
+    "two slices of tomato", "an apple slice", "lettuce x2", "two lettuce" where it asks (not "there are two
+    apples"); "one slice of each" for every food its sentence names before it, not one it says no to); a
+    number without a food counts for the food just named (:func:`_just_named`), else for the one food the
+    texts name (none where they name several)."""
     texts = [t.lower() for t in texts]
     asked: dict[str, int] = {}
     foods = {PIECES[f] for t in texts for f in FOOD.findall(t)}
-    for text in texts:
+    for i, text in enumerate(texts):
         found = [(n, PIECES[f]) for pattern in (SLICE_OF, FOOD_SLICE) for n, f in pattern.findall(text)]
         found += [(n1 or n2 or n3, PIECES[f1 or f2 or f3]) for f1, n1, f2, n2, n3, f3 in TIMES.findall(text)]
         found += [(each.group(1), PIECES[f]) for sentence in SENTENCE.findall(text) for each in EACH.finditer(sentence)
                   for f in FOOD.findall(NOT_ASKED.sub("", sentence[:each.start()]))]
+        found += [(n, PIECES[f]) for n, f in BARE.findall(asked_text(text))]  # not "there are two apples"
+        found += _just_named(text, texts[:i])
         found += [(n, next(iter(foods))) for n in ALONE.findall(text)] if len(foods) == 1 else []
         for number, piece in found:
             asked[piece] = max(asked.get(piece, 0), NUMBERS.get(number) or int(number))
     return asked
+
+
+def _just_named(text: str, before: list[str]) -> list[tuple[str, str]]:
+    """``(count, piece class)`` of the counts in ``text`` that name no food but follow one: "two slices of
+    it" counts for the food named last before it (in ``text``, else in the texts ``before``), "2 slices"
+    for the one food its sentence names before it ("lettuce, 2 slices"; none where it names two)."""
+    out = []
+    for m in OF_IT.finditer(text):
+        named = FOOD.findall(" ".join([*before, text[:m.start()]]))
+        out += [(m.group(1), PIECES[named[-1]])] if named else []
+    for sentence in SENTENCE.findall(OF_IT.sub("", text)):
+        for m in ALONE.finditer(sentence):
+            if FOOD.search(m.group(0)):  # "3 lettuce slices" names its food
+                continue
+            named = {PIECES[f] for f in FOOD.findall(sentence[:m.start()])}
+            out += [(m.group(1), named.pop())] if len(named) == 1 else []
+    return out
 
 
 def serve_pieces(program: str, asked: dict[str, int]) -> tuple[str, dict[str, int]]:
