@@ -2,7 +2,8 @@
 that its demonstration only moved left out (``planner.drop_absent``,
 :mod:`~icalkit.agents.absent_objects`), and its moves of a whole the room holds only as pieces
 (``planner.drop_sliced``), as many pieces served as the dialogue asks
-(``planner.piece_counts``, :mod:`~icalkit.agents.piece_counts`). No model is asked."""
+(``planner.piece_counts``, :mod:`~icalkit.agents.piece_counts`), and the dishes it serves in washed first
+where they are dirty (``planner.wash_served``, :mod:`~icalkit.agents.served_vessels`). No model is asked."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from icalkit.agents.absent_objects import changed_classes, drop_absent, drop_sliced_moves
 from icalkit.agents.piece_counts import asked_pieces, serve_pieces
 from icalkit.agents.planner_config import PlannerConfig
+from icalkit.agents.served_vessels import wash_served
 from icalkit.envs.household.tasks.task import Task
 
 
@@ -34,4 +36,4 @@ def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task,
     if cfg.piece_counts:  # what the Commander asks (a Driver's "6 slices on the counter" is no request)
         asked = asked_pieces([text for speaker, text in task.dialogue if speaker == "Commander"] or [task.instruction])
         program = serve_pieces(program, asked)[0]
-    return program
+    return wash_served(program)[0] if cfg.wash_served else program

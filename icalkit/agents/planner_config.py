@@ -131,6 +131,9 @@ class PlannerConfig:
             ``bread.pickup()``; slicing it again is already a no-op with ``precondition_checks``, which
             it needs. It needs the evaluation's object map too (``oracle_object_map``): an object not
             seen yet is not an absent one.
+        wash_served: ``copy`` mode or ``copy_first``: a copied program washes each plate, bowl, mug or cup it
+            serves in before its first use if the room shows it dirty then, unless it takes it to the sink
+            itself (:mod:`~icalkit.agents.served_vessels`: the setup dirties the served dish in half of the tasks).
         compose_parts: ``copy`` mode: when the retrieved type is a composite one (a breakfast: most of its
             demonstrations list dishes other types' demonstrations make), the first copy is composed
             from a demonstration of each dish the request lists, re-grounded against its own words,
@@ -187,6 +190,7 @@ class PlannerConfig:
     drop_absent: bool = False
     piece_counts: bool = False
     drop_sliced: bool = False
+    wash_served: bool = False
     compose_parts: bool = False
     stand_ins: bool = False
     request_reader: bool = False
@@ -242,7 +246,7 @@ class PlannerConfig:
         if self.finish_states and not self.precondition_checks:
             raise ValueError("planner.finish_states repeats a copy's block, whose open() and pickup() of an object "
                              "already open or held are no-ops only with planner.precondition_checks=true")
-        for edit in ("drop_absent", "piece_counts", "drop_sliced"):
+        for edit in ("drop_absent", "piece_counts", "drop_sliced", "wash_served"):
             if getattr(self, edit) and not (self.mode == "copy" or self.copy_first):
                 raise ValueError(f"planner.{edit} edits the copied example: it needs mode 'copy' or copy_first")
         if self.drop_sliced and not self.precondition_checks:

@@ -70,12 +70,12 @@ def _preamble(body: Sequence[ast.stmt], start: int, needs: set[str]) -> list[ast
     return [body[i] for i in sorted(chosen)]
 
 
-def _free_prefix(names: set[str]) -> str:
-    """``every_``, or ``every1_``, ``every2_`` ... where the program has names starting so."""
+def free_prefix(names: set[str], stem: str = "every") -> str:
+    """``every_`` (``stem``), or ``every1_``, ``every2_`` ... where the program has names starting so."""
     k = 0
-    while any(n.startswith(f"every{k or ''}_") for n in names):
+    while any(n.startswith(f"{stem}{k or ''}_") for n in names):
         k += 1
-    return f"every{k or ''}_"
+    return f"{stem}{k or ''}_"
 
 
 def state_repair(checks: Iterable[Check], state: Mapping[str, dict], program: str) -> str:
@@ -88,7 +88,7 @@ def state_repair(checks: Iterable[Check], state: Mapping[str, dict], program: st
         body = ast.parse(program).body
     except SyntaxError:
         return ""
-    prefix = _free_prefix({n.id for n in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Name)})
+    prefix = free_prefix({n.id for n in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Name)})
     out: list[ast.stmt] = []
     for n, check in enumerate(checks):
         if check.on or not check.every:
