@@ -40,7 +40,7 @@ def served_dishes(body: list[ast.stmt]) -> dict[str, tuple[int, str]]:
     it, or of it into the coffee machine) without taking it to the sink before."""
     binds: dict[str, int] = {}
     classes: dict[str, str] = {}
-    for stmt in body:
+    for stmt in (n for s in body for n in ast.walk(s) if isinstance(n, ast.stmt)):  # inside an if too
         names = bound_names(stmt)
         for name in names:
             binds[name] = binds.get(name, 0) + 1
