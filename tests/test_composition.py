@@ -173,6 +173,17 @@ def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
     assert lines[0] == 'plate_part0 = InteractionObject("Plate")'
     assert lines[1].startswith('place_part0 = InteractionObject("CounterTop", object_instance="CounterTop_1")')
     assert lines[-2:] == ["for mug_part0 in [plate_part0]:", "    mug_part0.place(place_part0)"]
+    # a part after one that cuts the bread no longer moves the whole bread (only its pieces are left); it
+    # slices it (a no-op then) and takes pieces, as before; a whole no earlier part cut is moved as written
+    cuts = ('bread = InteractionObject("Bread", object_instance="Bread_1")\nbread.pickup()\n'
+            'counter = InteractionObject("CounterTop")\nbread.place(counter)\nbread.slice()\n'
+            'piece = InteractionObject("BreadSliced", parent_object=bread)\npiece.pickup_and_place(counter)\n'
+            'tomato = InteractionObject("Tomato")\ntomato.pickup()\n')
+    lines = compose([Part("x", mug, {}, cuts), Part("y", plate, {}, cuts)], "").program.splitlines()
+    assert lines.count("bread_part0.pickup()") == 1 and "bread_part0.place(counter_part0)" in lines
+    assert "bread_part1.pickup()" not in lines and "bread_part1.place(counter_part1)" not in lines
+    assert "bread_part1.slice()" in lines and "piece_part1.pickup_and_place(counter_part1)" in lines
+    assert "tomato_part1.pickup()" in lines
     unserved = compose(parts[:1], "")
     assert unserved.served == [] and "serving_place" not in unserved.program
 

@@ -22,7 +22,9 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
    against its item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration
    becomes the Apple).
 3. **One program** (:func:`compose`): the parts' programs one after the other, each part's variable
-   names suffixed so that no part reads another's (a name it reads unbound bound first), then every
+   names suffixed so that no part reads another's (a name it reads unbound bound first), a part's moves
+   of a whole an earlier part cuts left out (the sandwich cut the bread: the toast's ``bread.pickup()``
+   would fail; its ``slice()`` is a no-op then), then every
    part's product (:func:`products`: the mug it filled, the plate it served on) moved onto the place
    the request serves on ("all on the kitchen table"), when it names one.
 
@@ -43,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from icalkit.agents.absent_objects import bound_names, declared_class
-from icalkit.agents.context import example_program, program_classes, room_fit_order
+from icalkit.agents.absent_objects import bound_names, declared_class, drop_sliced_moves
+from icalkit.agents.context import example_program, object_calls, program_classes, room_fit_order
 from icalkit.agents.demo_end_state import (
     GOAL_ATTRIBUTES,
     Check,
@@ -53,13 +55,14 @@ from icalkit.agents.demo_end_state import (
     demo_checks,
     end_state,
     holders,
+    interaction_class,
     program_placements,
     renamed,
 )
 from icalkit.agents.grounding import bind_object_names
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
-from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES
+from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.keys import dialogue_turns
@@ -184,9 +187,14 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
     lines: list[str] = []
     served: list[str] = []
     moves: list[str] = []
+    cut: set[str] = set()  # the wholes the parts so far slice
     try:
         for i, part in enumerate(parts):
-            program = _suffixed(bind_object_names(part.program), f"_part{i}")  # "plate" read unbound: bound first
+            program = bind_object_names(part.program)  # "plate" read unbound: bound first
+            if cut:  # by now only pieces of those are left
+                program = drop_sliced_moves(program, {SLICE_PRODUCTS[c][0] for c in cut})[0]
+            cut |= {c for method, c, _ in object_calls(program, interaction_class) if method == "slice" and c in SLICE_PRODUCTS}
+            program = _suffixed(program, f"_part{i}")
             lines.append(program)
             for cls in part.products:
                 name = _product_name(program, cls) if serving else None
