@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from icalkit.agents.parsing import ParseError
+from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.request_reading import (
     asked_words,
     grounded_reading,
@@ -187,6 +188,28 @@ def test_a_food_the_driver_asks_about_is_named_unless_the_commander_refuses_it()
     assert grounded_reading(reading, refused)[0] == request_items(refused)[0]  # the rules' items, its place
     told = [*offered[:1], ("Driver", "Coffee is ready."), *offered[2:]]  # a report, not a question
     assert "coffee" not in asked_words(told)
+
+
+def test_fill_adds_the_dishes_the_rules_read_and_the_reading_left_out() -> None:
+    """planner.fill_missed_dishes: a rules' item naming a dish or food that no word of the reading names (nor a
+    dish of the reading is made of) is added; without fill, or when the reading names them all, it stays as it
+    was; a reading the check refuses gets the rules' items as before."""
+    said = [("Commander", "breakfast. coffee, a plate of toast, and an apple slice on its own plate"),
+            ("Commander", "just leave everything on the counter")]
+    reading = (["a mug of coffee", "a plate of toast"], ["on the counter"])
+    assert grounded_reading(reading, said) == reading
+    assert grounded_reading(reading, said, fill=True) == ([*reading[0], "an apple slice on its own plate"],
+                                                          ["on the counter"])
+    whole = (["a mug of coffee", "a plate of toast", "one slice of apple on a plate"], ["on the counter"])
+    assert grounded_reading(whole, said, fill=True) == whole
+    # the rules cut a described sandwich into pieces: a sandwich's toast, lettuce and tomato add nothing
+    sandwich = [("Commander", "A sandwich: two pieces of toast with a slice of lettuce and a slice of tomato."),
+                ("Commander", "First, a mug of coffee.")]
+    assert grounded_reading((["a sandwich"], []), sandwich, fill=True) == (["a sandwich", "a mug of coffee"], [])
+    assert grounded_reading((["a slice of tomato"], ["on the counter"]), said, fill=True) == (  # nobody said tomato
+        request_items(said)[0], ["on the counter"])
+    with pytest.raises(ValueError, match="fill_missed_dishes adds the rules' dishes"):
+        PlannerConfig(mode="copy", fill_missed_dishes=True).validate()
 
 
 def test_a_pair_that_holds_a_hand_written_turn_by_chance_is_dropped(tmp_path, monkeypatch) -> None:

@@ -305,11 +305,11 @@ class Planner:
         if self._composer is None:
             self._composer = composition.Composer(self.memory, self._transfer(), self.cfg.room_fit,
                                                   self.cfg.compose_dishes, self.cfg.single_dish)
-        room, dialogue, top_type = executor.runtime.known_types(), task.dialogue or [task.instruction], \
-            sets[0][0].task_type
+        room, dialogue, top_type = executor.runtime.known_types(), task.dialogue or [task.instruction], sets[0][0].task_type
         answer = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
                   if self.cfg.request_reader and self._composer.reads(top_type) else None)
-        found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, grounded_reading(answer, dialogue))
+        reading = grounded_reading(answer, dialogue, self.cfg.fill_missed_dishes)
+        found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, reading)
         copies = [(i, e, self.copied_program(composition.item_task(task, i), executor, e, stats)) for i, e in found]
         parts = [composition.Part(i, e, mapping, program) for i, e, (program, mapping) in copies]  # for its item alone
         place = composition.serving_place(serving, room, self._mention_embedder())

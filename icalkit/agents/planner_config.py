@@ -151,6 +151,9 @@ class PlannerConfig:
             be parsed twice, the dishes of one that names a food neither the Commander nor a Driver's question
             they did not refuse names (:func:`~icalkit.agents.request_reading.grounded_reading`), and the
             serving place where the answer names none.
+        fill_missed_dishes: ``request_reader``: a dish the rules read that the model's reading leaves out (no word
+            of a dish or food of it among the reading's) is added to the reading
+            (:func:`~icalkit.agents.request_reading.grounded_reading`).
         compose_dishes: ``compose_parts``: a request retrieved as one of the types the composite ones are made
             of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
             too (a breakfast whose words are closest to a coffee demonstration's), and composed when one
@@ -196,6 +199,7 @@ class PlannerConfig:
     request_reader: bool = False
     compose_dishes: bool = False
     single_dish: bool = False
+    fill_missed_dishes: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -236,6 +240,8 @@ class PlannerConfig:
                 raise ValueError(f"planner.{reading} reads the dishes compose_parts composes: set planner.compose_parts=true")
         if self.single_dish and not self.compose_dishes:
             raise ValueError("planner.single_dish copies one dish of a dish type read alone: set planner.compose_dishes=true")
+        if self.fill_missed_dishes and not self.request_reader:
+            raise ValueError("planner.fill_missed_dishes adds the rules' dishes to the model's reading: set planner.request_reader=true")
         for copying in ("compose_parts", "stand_ins"):
             if getattr(self, copying) and self.mode != "copy":
                 raise ValueError(f"planner.{copying} changes copies: it needs planner.mode=copy")

@@ -30,6 +30,10 @@ FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate 
                        "cooked".split())
 WORD = re.compile(r"[a-z]+")
 REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "don" of "don't"
+# the words that name a breakfast's dishes and their foods: a rules' item naming none the reading names is a dish
+# the reader missed (``fill``)
+DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
+MADE_OF = {"sandwich": {"toast", "bread", "lettuce", "tomato"}, "salad": {"lettuce", "tomato", "potato"}}
 
 
 def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
@@ -84,12 +88,22 @@ def asked_words(dialogue: Sequence[Any]) -> set[str]:
     return set(WORD.findall(" ".join(texts).lower()))
 
 
-def grounded_reading(reading: tuple[list[str], list[str]] | None,
-                     dialogue: Sequence[Any]) -> tuple[list[str], list[str]] | None:
+def _same_word(word: str, words: set[str]) -> bool:
+    """Whether ``words`` holds ``word`` or another form of it ("toast" for "toasted", "potatoes" for "potato")."""
+    return word in words or (len(word) >= 4 and any(len(w) >= 4 and (w.startswith(word) or word.startswith(w))
+                                                    for w in words))
+
+
+def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequence[Any],
+                     fill: bool = False) -> tuple[list[str], list[str]] | None:
     """``reading`` if every word of its items but :data:`FORM_WORDS` is one of :func:`asked_words` (or another
     form of one: "toast" for "toasted", "potatoes" for "potato"). Else the rules' items
     (:func:`~icalkit.agents.request_rules.request_items`) with the reading's serving clauses, or None (the rules
-    read it all) when it has none.
+    read it all) when it has none. With ``fill`` (``planner.fill_missed_dishes``) a kept reading gets the rules'
+    items that name a dish or food (:data:`DISH_WORDS`) and none the reading names, nor a dish of the reading is
+    made of (:data:`MADE_OF`: a sandwich's lettuce): the apple slice a reader left out of "coffee, a plate of
+    toast, and an apple slice on its own plate" (a dish more is one copy more; a breakfast's goal asks for what
+    it lists, not for nothing else).
 
     A small reader invents a dish no turn names ("a slice of toast on a plate" beside a sandwich) or merges
     two ("an apple slice of toast"); no item of a reading with such a word is used. Its serving place names no
@@ -98,12 +112,13 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None,
     if reading is None:
         return None
     said = asked_words(dialogue)
-
-    def named(word: str) -> bool:
-        return word in said or (len(word) >= 4 and any(len(w) >= 4 and (w.startswith(word) or word.startswith(w))
-                                                       for w in said))
-
-    words = {w for item in reading[0] for w in WORD.findall(item)} - FORM_WORDS
-    if all(named(w) for w in words):
+    words = {w for item in reading[0] for w in WORD.findall(item)}
+    if not all(_same_word(w, said) for w in words - FORM_WORDS):
+        return (request_items(dialogue)[0], reading[1]) if reading[1] else None
+    if not fill:
         return reading
-    return (request_items(dialogue)[0], reading[1]) if reading[1] else None
+    words |= {w for dish, foods in MADE_OF.items() if _same_word(dish, words) for w in foods}  # a sandwich's lettuce
+    dishes = [{w for w in WORD.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]]
+    missed = [item for item, named in zip(request_items(dialogue)[0], dishes, strict=True)
+              if named and not any(_same_word(w, words) for w in named)]
+    return [*reading[0], *missed], reading[1]
