@@ -206,6 +206,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST9_DIALOGUES,
         TEST10_DIALOGUES,
         TEST11_DIALOGUES,
+        TEST12_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -266,6 +267,13 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     test11 = load_human_dialogues(TEST11_DIALOGUES)  # round 37's: every TEACh task type
     assert Counter(d.task_type for d in test11) == dict.fromkeys(TFD_TYPES, 5)
     mixed += test11
+    test12 = load_human_dialogues(TEST12_DIALOGUES)  # round 37's second: 42 breakfasts, 22 single dishes
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test12 if d.task_type == "Breakfast") == {
+        (m, s): 3 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    assert Counter(d.task_type for d in test12 if d.task_type != "Breakfast") == {
+        **dict.fromkeys(("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y"), 4),
+        "Salad": 3, "Sandwich": 3}
+    mixed += test12
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     assert all(any(p in r["anchor"].lower() for r in rows) for p in GENERATOR_PHRASES)  # exempt: the generator's
     leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
