@@ -206,6 +206,11 @@ def test_fill_adds_the_dishes_the_rules_read_and_the_reading_left_out() -> None:
     sandwich = [("Commander", "A sandwich: two pieces of toast with a slice of lettuce and a slice of tomato."),
                 ("Commander", "First, a mug of coffee.")]
     assert grounded_reading((["a sandwich"], []), sandwich, fill=True) == (["a sandwich", "a mug of coffee"], [])
+    # a dish the Commander cancelled is not one the reader missed
+    changed = [("Commander", "can i get a coffee, a sandwich and an apple slice"),
+               ("Commander", "hmm, on second thought no sandwich. just a single slice of toast instead")]
+    kept = (["a mug of coffee", "one slice of apple on a plate", "a slice of toast on a plate"], [])
+    assert "a sandwich" in request_items(changed)[0] and grounded_reading(kept, changed, fill=True) == kept
     assert grounded_reading((["a slice of tomato"], ["on the counter"]), said, fill=True) == (  # nobody said tomato
         request_items(said)[0], ["on the counter"])
     with pytest.raises(ValueError, match="fill_missed_dishes adds the rules' dishes"):

@@ -34,6 +34,9 @@ REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "
 # the reader missed (``fill``)
 DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
 MADE_OF = {"sandwich": {"toast", "bread", "lettuce", "tomato"}, "salad": {"lettuce", "tomato", "potato"}}
+# a dish the Commander cancelled: "no sandwich", "forget the salad", "don't do the potatoes", "instead of toast"
+CANCELLED = re.compile(r"\b(?:no|not|forget|skip|without|cancel|drop|don'?t\s+\w+|instead\s+of)\s+"
+                       r"(?:(?:the|any|a|an|my|that|more)\s+)?([a-z]+)", re.IGNORECASE)
 
 
 def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
@@ -101,9 +104,10 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     (:func:`~icalkit.agents.request_rules.request_items`) with the reading's serving clauses, or None (the rules
     read it all) when it has none. With ``fill`` (``planner.fill_missed_dishes``) a kept reading gets the rules'
     items that name a dish or food (:data:`DISH_WORDS`) and none the reading names, nor a dish of the reading is
-    made of (:data:`MADE_OF`: a sandwich's lettuce): the apple slice a reader left out of "coffee, a plate of
-    toast, and an apple slice on its own plate" (a dish more is one copy more; a breakfast's goal asks for what
-    it lists, not for nothing else).
+    made of (:data:`MADE_OF`: a sandwich's lettuce), nor the Commander cancelled (:data:`CANCELLED`: "no
+    sandwich"; the rules keep the first list of a changed mind): the apple slice a reader left out of "coffee, a
+    plate of toast, and an apple slice on its own plate" (a dish more is one copy more; a breakfast's goal asks
+    for what it lists, not for nothing else).
 
     A small reader invents a dish no turn names ("a slice of toast on a plate" beside a sandwich) or merges
     two ("an apple slice of toast"); no item of a reading with such a word is used. Its serving place names no
@@ -118,6 +122,8 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     if not fill:
         return reading
     words |= {w for dish, foods in MADE_OF.items() if _same_word(dish, words) for w in foods}  # a sandwich's lettuce
+    words |= {w.lower() for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
+              for w in CANCELLED.findall(text)}  # one cancelled is not missed
     dishes = [{w for w in WORD.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]]
     missed = [item for item, named in zip(request_items(dialogue)[0], dishes, strict=True)
               if named and not any(_same_word(w, words) for w in named)]
