@@ -193,7 +193,8 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
             program = bind_object_names(part.program)  # "plate" read unbound: bound first
             if cut:  # by now only pieces of those are left
                 program = drop_sliced_moves(program, {SLICE_PRODUCTS[c][0] for c in cut})[0]
-            cut |= {c for method, c, _ in object_calls(program, interaction_class) if method == "slice" and c in SLICE_PRODUCTS}
+            cut |= {c for method, c, _ in object_calls(program, interaction_class)
+                    if method == "slice" and c in SLICE_PRODUCTS}
             program = _suffixed(program, f"_part{i}")
             lines.append(program)
             for cls in part.products:

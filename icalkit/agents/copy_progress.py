@@ -90,10 +90,11 @@ class CopyProgress:
 
     def finish(self, checks: list[Check], now: Mapping[str, dict], acted: set[str], program: str,
                goals: Collection[str] | None = None) -> str:
-        """The program that meets unmet ``checks``: the placements onto ``goals`` (the places it may move things
-        to; the named places by default) when all that is left are such (``finish_placements``); with ``finish_states``, when every state left
-        is an "every object" state the copy's own block makes, that block for each object first, and then those
-        placements where they are all that is left besides. "" when there is nothing it can do."""
+        """The program that meets unmet ``checks``: the placements onto ``goals`` (the places it may move
+        things to; the named places by default) when all that is left are such (``finish_placements``);
+        with ``finish_states``, when every state left is an "every object" state the copy's own block makes,
+        that block for each object first, and then those placements where they are all that is left
+        besides. "" when there is nothing it can do."""
         states, places = [c for c in checks if not c.on], [c for c in checks if c.on]
         goals = self.places if goals is None else goals
         moves = placement_repair(places, now, acted, goals) if goals and places else ""

@@ -132,8 +132,8 @@ class PlannerConfig:
             it needs. It needs the evaluation's object map too (``oracle_object_map``): an object not
             seen yet is not an absent one.
         wash_served: ``copy`` mode or ``copy_first``: a copied program washes each plate, bowl, mug or cup it
-            serves in before its first use if the room shows it dirty then, unless it takes it to the sink
-            itself (:mod:`~icalkit.agents.served_vessels`: the setup dirties the served dish in half of the tasks).
+            serves in before its first use if it is dirty then, unless it takes it to the sink itself
+            (:mod:`~icalkit.agents.served_vessels`: the setup dirties the served dish in half of the tasks).
         compose_parts: ``copy`` mode: when the retrieved type is a composite one (a breakfast: most of its
             demonstrations list dishes other types' demonstrations make), the first copy is composed
             from a demonstration of each dish the request lists, re-grounded against its own words,
@@ -152,8 +152,8 @@ class PlannerConfig:
             they did not refuse names (:func:`~icalkit.agents.request_reading.grounded_reading`), and the
             serving place where the answer names none.
         fill_missed_dishes: ``request_reader``: a dish the rules read that the model's reading leaves out (no word
-            of a dish or food of it among the reading's) is added to the reading
-            (:func:`~icalkit.agents.request_reading.grounded_reading`).
+            of a dish or food of it among the reading's, nor one the Commander cancelled: "no sandwich") is added
+            to the reading (:func:`~icalkit.agents.request_reading.grounded_reading`).
         compose_dishes: ``compose_parts``: a request retrieved as one of the types the composite ones are made
             of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
             too (a breakfast whose words are closest to a coffee demonstration's), and composed when one

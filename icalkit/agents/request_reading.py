@@ -124,7 +124,6 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     words |= {w for dish, foods in MADE_OF.items() if _same_word(dish, words) for w in foods}  # a sandwich's lettuce
     words |= {w.lower() for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
               for w in CANCELLED.findall(text)}  # one cancelled is not missed
-    dishes = [{w for w in WORD.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]]
-    missed = [item for item, named in zip(request_items(dialogue)[0], dishes, strict=True)
-              if named and not any(_same_word(w, words) for w in named)]
+    dishes = {item: {w for w in WORD.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]}
+    missed = [item for item, named in dishes.items() if named and not any(_same_word(w, words) for w in named)]
     return [*reading[0], *missed], reading[1]

@@ -36,8 +36,9 @@ def _wash(var: str, cls: str, prefix: str) -> str:
 
 def served_dishes(body: list[ast.stmt]) -> dict[str, tuple[int, str]]:
     """``{variable: (index of the first top-level statement that uses it, its class)}`` for each variable
-    ``body`` binds once to tableware that can be dirty (a plate, bowl, mug or cup) and serves in (a ``place`` / ``pickup_and_place`` onto
-    it, or of it into the coffee machine) without taking it to the sink before."""
+    ``body`` binds once to tableware that can be dirty (a plate, bowl, mug or cup) and serves in (a
+    ``place`` / ``pickup_and_place`` onto it, or of it into the coffee machine) without taking it to the
+    sink before."""
     binds: dict[str, int] = {}
     classes: dict[str, str] = {}
     for stmt in (n for s in body for n in ast.walk(s) if isinstance(n, ast.stmt)):  # inside an if too
