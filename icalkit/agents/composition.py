@@ -56,6 +56,7 @@ from icalkit.agents.demo_end_state import (
     end_state,
     holders,
     interaction_class,
+    is_place,
     program_placements,
     renamed,
 )
@@ -63,7 +64,6 @@ from icalkit.agents.grounding import bind_object_names
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
-from icalkit.envs.household.receptacles import ALLOWED, APPLIANCES
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.keys import dialogue_turns
 
@@ -240,8 +240,7 @@ def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any) 
     """The receptacle class the serving ``clauses`` name best ("all on the kitchen table": the
     DiningTable), of the places in the ``room`` things are put on; "" when none scores
     :data:`SERVE_SIM`."""
-    places = sorted(c for c in room if (t := OBJECT_TYPES.get(c)) is not None and t.receptacle and not t.pickupable
-                    and c not in ALLOWED and c not in APPLIANCES)
+    places = sorted(c for c in room if is_place(c))
     if not clauses or not places:
         return ""
     scores = mention_scores(embedder, list(clauses), places)
