@@ -207,6 +207,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST10_DIALOGUES,
         TEST11_DIALOGUES,
         TEST12_DIALOGUES,
+        TEST13_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -274,6 +275,13 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         **dict.fromkeys(("Coffee", "Plate Of Toast", "N Slices Of X In Y", "N Cooked Slices Of X In Y"), 4),
         "Salad": 3, "Sandwich": 3}
     mixed += test12
+    test13 = load_human_dialogues(TEST13_DIALOGUES)  # round 38's: 28 breakfasts, 36 single dishes, many corrections
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test13 if d.task_type == "Breakfast") == {
+        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    assert Counter(d.task_type for d in test13 if d.task_type != "Breakfast") == {
+        "Sandwich": 8, "Salad": 8, "N Slices Of X In Y": 6, "N Cooked Slices Of X In Y": 6, "Plate Of Toast": 4,
+        "Coffee": 4}
+    mixed += test13
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     from icalkit.data_gen.request_pairs import RequestPairConfig, request_pairs
 
