@@ -27,6 +27,7 @@ from icalkit.memory.keys import dialogue_turns
 
 MIN_SCORE = 0.6  # chosen on valid_seen's 300 (task, example) pairs: 0.5 / 0.6 / 0.7
 DECAY = 0.1  # per utterance (0.02, 0.05, 0.1 tie on valid_seen, 0.2 is worse)
+WORDS = re.compile(r"[a-z]+")
 NOT_PLURAL = frozenset({"has", "was", "its", "yes", "gas", "news", "always", "perhaps"})
 SIM_DECIMALS = 4  # a vector's floats vary by ~1e-7 with what it was embedded beside: exact ties stay ties
 RULES = frozenset({"same_use", "requested_places"})  # mention_replacements' rules, all on by default
@@ -44,6 +45,11 @@ ASKS = re.compile(r"\bmake\s+sure\b|\bshould\b|\bmust\b|\bneeds?\s+to\b|\bcheck\
 # "a cup of coffee", "cup o' joe": a measure, not the Cup; the coffee machine fills the mug (not "a mug of coffee")
 MEASURE = re.compile(r"\b(?:cups?|glass(?:es)?)\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|joe|java|espresso)\b)")
 CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, please put them on the table"
+# what the Commander takes back or rules out: "not a plate, put it in a bowl", "in a bowl instead of the plate",
+# "on the counter, not the table", "not the mugs, only the cups", "don't put it in the sink", "no tomato"
+CANCEL = re.compile(r"(?:\b(?:not|no|without|skip|instead\s+of|rather\s+than)|n't)\s+"
+                    r"(?:(?:put|place|leave|use|set)\s+(?:it|them)\s+)?(?:(?:in|on|into|onto|inside|at)\s+)?"
+                    r"(?:(?:a|an|the|that|this|my|any|those|these)\s+)?(?P<what>[a-z]+(?:\s+[a-z]+)?)")
 
 
 class CachedEmbedder:
@@ -108,10 +114,21 @@ def singular(word: str) -> str:
     return word[:-1]
 
 
+def cancelled_words(utterance: str) -> set[int]:
+    """The indices, among :func:`spans`' words, of the words the utterance takes back or rules out
+    (:data:`CANCEL`: "plate" in "not a plate, a bowl", "dining table" in "instead of the dining table")."""
+    text = MEASURE.sub("", utterance.lower())
+    out: set[int] = set()
+    for m in CANCEL.finditer(text):
+        first = len(WORDS.findall(text[:m.start("what")]))
+        out.update(range(first, first + len(WORDS.findall(m["what"]))))
+    return out
+
+
 def spans(utterance: str, longest: int = 3) -> list[tuple[int, int, str]]:
     """The 1..``longest``-word spans of an utterance (lower case, letters only, nouns singular) as
     ``(start, end, text)``; a measure of coffee names no vessel (:data:`MEASURE`)."""
-    words = [singular(w) for w in re.findall(r"[a-z]+", MEASURE.sub("", utterance.lower()))]
+    words = [singular(w) for w in WORDS.findall(MEASURE.sub("", utterance.lower()))]
     return [(i, i + n, " ".join(words[i:i + n])) for n in range(1, longest + 1) for i in range(len(words) - n + 1)]
 
 
@@ -123,7 +140,9 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
     batch the embedder saw the spans in (its floats move by ~1e-7 with the texts padded beside them). In each
     utterance the spans claim their words for their best class where it scores at least ``own``,
     strongest first (similarities rounded to 3 decimals; of equal ones the longer span first) and
-    never a word another class claimed; a span with a claimed word counts for that word's class only."""
+    never a word another class claimed; a span with a claimed word counts for that word's class only. A class
+    whose words an utterance takes back (:func:`cancelled_words`: "not a plate, put it in a bowl") loses its
+    mentions so far and the rest of that utterance's; a later utterance's count again."""
     classes = list(dict.fromkeys(classes))
     if not classes:
         return {}
@@ -131,7 +150,8 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
     ranked = np.full(len(classes), -np.inf, dtype=np.float32)
     raw = ranked.copy()
     for i, turn in enumerate(dialogue):
-        parts = spans(turn if isinstance(turn, str) else str(turn[-1]))
+        text = turn if isinstance(turn, str) else str(turn[-1])
+        parts = spans(text)
         if not parts:
             continue
         texts = {t: n for n, t in enumerate(dict.fromkeys(t for _, _, t in parts))}
@@ -150,6 +170,14 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
                 if len(owners) == 1:
                     others[owners.pop()] = False
                 sims[others, j] = -np.inf
+        gone = cancelled_words(text)
+        back: dict[int, int] = {}  # class taken back -> its first word taken back
+        for w in sorted(gone):
+            if w < len(claimed) and claimed[w] >= 0:
+                back.setdefault(int(claimed[w]), w)
+        for c, w in back.items():  # "a plate, not the bowl" keeps the plate; "a bowl instead of a plate, the
+            ranked[c] = raw[c] = -np.inf  # plates are dirty" has none
+            sims[c, [j for j, (_, b, _) in enumerate(parts) if b > w]] = -np.inf
         best = sims.max(axis=1)
         ranked, raw = np.maximum(ranked, best - decay * i), np.maximum(raw, best)
     return {c: (float(a), float(b)) for c, a, b in zip(classes, ranked, raw, strict=True)}
