@@ -308,7 +308,8 @@ class Planner:
         room, dialogue, top_type = executor.runtime.known_types(), task.dialogue or [task.instruction], sets[0][0].task_type
         answer = (self.llm.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [stats])[0].value
                   if self.cfg.request_reader and self._composer.reads(top_type) else None)
-        reading = grounded_reading(answer, dialogue, self.cfg.fill_missed_dishes)
+        fill = self.cfg.fill_missed_dishes and (not self.cfg.fill_only_meals or top_type in self._composer.composite_types())
+        reading = grounded_reading(answer, dialogue, fill)
         found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, reading)
         copies = [(i, e, self.copied_program(composition.item_task(task, i), executor, e, stats)) for i, e in found]
         parts = [composition.Part(i, e, mapping, program) for i, e, (program, mapping) in copies]  # for its item alone

@@ -154,6 +154,8 @@ class PlannerConfig:
         fill_missed_dishes: ``request_reader``: a dish the rules read that the model's reading leaves out (no word
             of a dish or food of it among the reading's, nor one the Commander cancelled: "no sandwich") is added
             to the reading (:func:`~icalkit.agents.request_reading.grounded_reading`).
+        fill_only_meals: ``fill_missed_dishes`` only for a request retrieved as a composite type (a breakfast), not
+            for one retrieved as a single dish (a sandwich the reader misread is given no dish of its fillings).
         compose_dishes: ``compose_parts``: a request retrieved as one of the types the composite ones are made
             of (a Coffee, a Plate Of Toast: :meth:`~icalkit.agents.composition.Composer.dish_types`) is read
             too (a breakfast whose words are closest to a coffee demonstration's), and composed when one
@@ -200,6 +202,7 @@ class PlannerConfig:
     compose_dishes: bool = False
     single_dish: bool = False
     fill_missed_dishes: bool = False
+    fill_only_meals: bool = False
 
     @property
     def uses_model(self) -> bool:
@@ -242,6 +245,8 @@ class PlannerConfig:
             raise ValueError("planner.single_dish copies one dish of a dish type read alone: set planner.compose_dishes=true")
         if self.fill_missed_dishes and not self.request_reader:
             raise ValueError("planner.fill_missed_dishes adds the rules' dishes to the model's reading: set planner.request_reader=true")
+        if self.fill_only_meals and not self.fill_missed_dishes:
+            raise ValueError("planner.fill_only_meals limits the fill: set planner.fill_missed_dishes=true")
         for copying in ("compose_parts", "stand_ins"):
             if getattr(self, copying) and self.mode != "copy":
                 raise ValueError(f"planner.{copying} changes copies: it needs planner.mode=copy")

@@ -181,7 +181,7 @@ LATER_PLANNER_DEFAULTS = {"room_fit": 0, "review_done": False, "reground": False
                          "silent_next_copy": "", "named_next": False, "finish_placements": False, "drop_absent": False,
                          "piece_counts": False, "drop_sliced": False, "finish_states": False, "compose_parts": False,
                          "stand_ins": False, "request_reader": False, "compose_dishes": False, "single_dish": False,
-                         "wash_served": False, "fill_missed_dishes": False}
+                         "wash_served": False, "fill_missed_dishes": False, "fill_only_meals": False}
 
 
 def method_fingerprint(method: MethodConfig, default_llm: LLMConfig, sampling: dict[str, Any]) -> str:
