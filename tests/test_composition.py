@@ -425,3 +425,37 @@ def test_the_planner_asks_the_reader_for_a_request_retrieved_as_a_dish_only_with
         assert sets == ([sets[0], *coffees] if dishes else coffees)  # the retrieved sets follow, all of them
         assert [p.example.task_type for p in getattr(sets[0][0], "parts", [])] == (
             ["Coffee", "Plate Of Toast", "N Slices Of X In Y"] if dishes else [])
+
+
+def test_fill_only_meals_fills_a_request_retrieved_as_a_meal_not_one_retrieved_as_a_dish(breakfast_memory) -> None:
+    """planner.fill_only_meals: the reader leaves the apple slice out of the breakfast; the fill adds it back
+    where the request was retrieved as a Breakfast (a composite type), and, with fill_only_meals, not where it
+    was retrieved as a Coffee (read as one dish: a misread sandwich is given no dish of its fillings)."""
+    from planner_doubles import ScriptedLLM
+
+    from icalkit.agents.api.runtime import ApiConfig
+    from icalkit.agents.executor import Executor, ExecutorLimits
+    from icalkit.agents.llm_session import CallStats, LLMSession
+    from icalkit.agents.planner import Planner, PlannerConfig
+    from icalkit.envs.household.scene import build_world
+    from icalkit.envs.household.simulator import Simulator
+
+    task = next(t for t in sample_tasks(["Breakfast"], 9, "valid_unseen", 0) if t.task_id.endswith("0-00008"))
+    limits = ExecutorLimits(api=ApiConfig(oracle_object_map=True, precondition_checks=True))
+    missed = "item: a mug of coffee\nitem: a slice of toast on a plate\nserve: on the counter"
+    parts = {}
+    for retrieved in ("Coffee", "Breakfast"):
+        for only_meals in (False, True):
+            planner = Planner(LLMSession(ScriptedLLM([missed])), breakfast_memory, PlannerConfig(
+                mode="copy", k=1, ground_ids=True, precondition_checks=True, mention_reground=True,
+                copy_fallback=True, room_fit=15, silent_next_copy="end_state", compose_parts=True,
+                request_reader=True, compose_dishes=True, fill_missed_dishes=True, fill_only_meals=only_meals),
+                limits)
+            sets = [[ex] for ex in breakfast_memory if ex.task_type == retrieved]
+            first = planner.composed(task, Executor(Simulator(build_world(task)), limits), sets, CallStats())[0][0]
+            parts[retrieved, only_meals] = [p.example.task_type for p in getattr(first, "parts", [])]
+    assert parts["Coffee", False] == parts["Breakfast", False] == parts["Breakfast", True] == [
+        "Coffee", "Plate Of Toast", "N Slices Of X In Y"]
+    assert parts["Coffee", True] == ["Coffee", "Plate Of Toast"]
+    with pytest.raises(ValueError, match="fill_only_meals limits the fill"):
+        PlannerConfig(mode="copy", compose_parts=True, request_reader=True, fill_only_meals=True).validate()

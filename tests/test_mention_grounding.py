@@ -12,12 +12,14 @@ from planner_doubles import one_torch_thread
 from icalkit.agents.grounding import reground_target
 from icalkit.agents.mention_grounding import (
     RULES,
+    cancelled_words,
     class_phrase,
     fits_slot,
     mention_replacements,
     mention_scores,
     requests,
     singular,
+    spans,
 )
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.household.scene import build_world
@@ -229,3 +231,36 @@ def test_mention_scores_do_not_depend_on_what_was_embedded_beside(embedder):
         cached.embed_text(before)
         scores.append(mention_scores(cached, said, ["Cup", "Mug", "Bowl"]))
     assert scores[0] == scores[1] and scores[0]["Cup"] == scores[0]["Mug"] == (1.0, 1.0)
+
+
+def test_a_class_the_commander_takes_back_loses_its_mentions(embedder):
+    """"put a slice on a plate" - "wait no, not a plate. put it in a bowl instead": the plate's earlier
+    mention outranked the bowl's (the decay per utterance) and the copy served on a plate. A class an
+    utterance takes back loses its mentions so far and the rest of that utterance's ("a bowl instead of a
+    plate, the plates are all dirty"); one named before the taking back keeps its own ("on a plate, not the
+    bowl"), and a later utterance counts again."""
+    def taken(text: str) -> list[str]:
+        words = [w for _, _, w in spans(text, 1)]
+        return [words[i] for i in sorted(cancelled_words(text))]
+
+    assert taken("wait no, not a plate. put it in a bowl instead") == ["plate"]
+    assert taken("put them in a bowl instead of a plate, the plates are all dirty") == ["plate"]
+    assert taken("on the counter please, not the dining table") == ["dining", "table"]
+    assert taken("don't forget the plate") == ["forget", "the"]  # no class: nothing taken back
+    said = [("Commander", "Can you slice the lettuce and put a slice on a plate"), ("Driver", "Sure, on a plate."),
+            ("Commander", "wait no, not a plate. put it in a bowl instead")]
+    scores = mention_scores(embedder, said, ["Plate", "Bowl"])
+    assert scores["Bowl"][0] > scores["Plate"][0] and scores["Plate"][1] < 0.6
+    assert mention_scores(embedder, said[:2], ["Plate", "Bowl"])["Plate"][0] == pytest.approx(1.0)  # before
+    kept = mention_scores(embedder, [("Commander", "put the slice on a plate, not the bowl")], ["Plate", "Bowl"])
+    assert kept["Plate"] == (1.0, 1.0) and kept["Bowl"][1] < 0.6
+    again = [*said, ("Commander", "sorry, no bowls are clean. a plate after all")]
+    assert mention_scores(embedder, again, ["Plate", "Bowl"])["Plate"][1] == pytest.approx(1.0)
+    demo = next(t for t in sample_tasks(["N Slices Of X In Y"], 60, "train", 0)
+                if t.params["#1"] == "Lettuce" and t.params["#3"] == "Plate")
+    example = demo_example(demo, 'lettuce = InteractionObject("Lettuce")\nlettuce.slice()\n'
+                                 'piece = InteractionObject("LettuceSliced", parent_object=lettuce)\n'
+                                 'plate = InteractionObject("Plate")\npiece.pickup_and_place(plate)\n')
+    room = {"Lettuce", "Plate", "Bowl", "Knife", "CounterTop", "SinkBasin"}
+    assert mention_replacements(example, said, room, embedder) == {"Plate": "Bowl"}
+    assert mention_replacements(example, said[:2], room, embedder) == {}
