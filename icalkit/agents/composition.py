@@ -60,15 +60,17 @@ from icalkit.agents.demo_end_state import (
     program_placements,
     renamed,
 )
-from icalkit.agents.grounding import bind_object_names
+from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
+from icalkit.agents.served_vessels import TABLEWARE
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.keys import dialogue_turns
 
 PART_SIM = 0.7  # a composite type's demonstrations: every item answered this well by another type's
 ITEM_SIM = 0.6  # a request's item no demonstration answers this well is no part
+TABLES = "Tables"  # the places a meal is served on when no clause says where (the counter, a table; not the fridge)
 SERVE_SIM = 0.7  # the serving place's words ("kitchen table" for the DiningTable), as CopyProgress.PLACE_SCORE
 def product_ids(example: Any) -> list[str]:
     """What a demonstration made, as object ids of its room: the objects of classes its program names
@@ -183,14 +185,17 @@ def _product_name(program: str, cls: str) -> str | None:
 
 def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
     """The parts' copies as one program, their products moved onto ``serving`` (a class; "" for none);
-    None without parts or when a copy cannot be read."""
+    None without parts or when a copy cannot be read. A part's dish of a class an earlier part uses loses its
+    instance id (each copy was grounded alone: the toast's plate and the apple's were both ``Plate_1``)."""
     lines: list[str] = []
     served: list[str] = []
     moves: list[str] = []
     cut: set[str] = set()  # the wholes the parts so far slice
+    dishes: set[str] = set()  # the tableware classes of the parts so far
     try:
         for i, part in enumerate(parts):
-            program = bind_object_names(part.program)  # "plate" read unbound: bound first
+            program = unpin(bind_object_names(part.program), dishes)  # "plate" read unbound: bound first
+            dishes |= {c for c in program_classes(program) if c in OBJECT_TYPES and TABLEWARE in OBJECT_TYPES[c].classes}
             if cut:  # by now only pieces of those are left
                 program = drop_sliced_moves(program, {SLICE_PRODUCTS[c][0] for c in cut})[0]
             cut |= {c for method, c, _ in object_calls(program, interaction_class)
@@ -236,11 +241,16 @@ def item_task(task: Task, item: str) -> Task:
     return replace(task, instruction=item, dialogue=[("Commander", item)])
 
 
-def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any) -> str:
+def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, dialogue: Sequence[Any] = ()) -> str:
     """The receptacle class the serving ``clauses`` name best ("all on the kitchen table": the
     DiningTable), of the places in the ``room`` things are put on; "" when none scores
-    :data:`SERVE_SIM`."""
+    :data:`SERVE_SIM`. Without clauses, the table (:data:`TABLES`) the Commander's requests in ``dialogue``
+    name best, hints of where things are cut (:func:`~icalkit.agents.request_rules.asked`): "coffee and
+    toast. Dining table.", "kitchen counter is fine", "served at the dining table"."""
     places = sorted(c for c in room if is_place(c))
+    if not clauses:
+        clauses = [t for t in asked([t for s, t in dialogue_turns(dialogue) if s == "Commander"]) if t.strip()]
+        places = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
     if not clauses or not places:
         return ""
     scores = mention_scores(embedder, list(clauses), places)

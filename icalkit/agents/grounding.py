@@ -38,6 +38,12 @@ def ground_program(program: str, ids: set[str]) -> str:
     return _PARENT_STR.sub(keep, _INSTANCE.sub(keep, program))
 
 
+def unpin(program: str, classes: Collection[str]) -> str:
+    """``program`` with the instance ids of its objects of ``classes`` dropped: the executor gives each such
+    variable an object the program has not used yet where the room has one (a second plate for a second dish)."""
+    return ground_program(program, {i for i in _ID.findall(program) if i.rsplit("_", 1)[0] not in classes})
+
+
 def ungrounded_ids(program: str, ids: set[str]) -> list[str]:
     """Quoted instance ids in ``program`` that the prompt never shows."""
     return sorted(set(_ID.findall(program)) - ids)

@@ -313,7 +313,7 @@ class Planner:
         found, serving = self._composer.parts(dialogue, top_type, room, task.task_id, reading)
         copies = [(i, e, self.copied_program(composition.item_task(task, i), executor, e, stats)) for i, e in found]
         parts = [composition.Part(i, e, mapping, program) for i, e, (program, mapping) in copies]  # for its item alone
-        place = composition.serving_place(serving, room, self._mention_embedder())
+        place = composition.serving_place(serving, room, self._mention_embedder(), dialogue)
         return composition.ahead(composition.compose(parts, place), sets)
 
     def _mention_embedder(self) -> Any:
