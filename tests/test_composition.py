@@ -186,6 +186,14 @@ def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
     assert "tomato_part1.pickup()" in lines
     unserved = compose(parts[:1], "")
     assert unserved.served == [] and "serving_place" not in unserved.program
+    # each part was grounded alone: a later part's dish of a class an earlier part uses loses its id (the
+    # executor gives it a plate not used yet), its other objects keep theirs
+    served = ('plate = InteractionObject("Plate", object_instance="Plate_1")\n'
+              'knife = InteractionObject("Knife", object_instance="Knife_1")\nknife.pickup()\nplate.pickup()\n')
+    lines = compose([Part("x", plate, {}, served), Part("y", plate, {}, served)], "").program.splitlines()
+    assert 'plate_part0 = InteractionObject("Plate", object_instance="Plate_1")' in lines
+    assert 'plate_part1 = InteractionObject("Plate")' in lines
+    assert 'knife_part1 = InteractionObject("Knife", object_instance="Knife_1")' in lines
 
 
 @pytest.fixture(scope="module")
@@ -212,6 +220,13 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
                                                             ("a plate of toast", "Plate Of Toast"),
                                                             ("an apple slice on a plate", "N Slices Of X In Y")]
     assert serving_place(serving, room, breakfast_memory.text_embedder) == "CounterTop"
+    # no clause says where everything goes: the table the Commander's requests name, not a hint's place
+    terse = [("Commander", "coffee and toast. the mug is on the counter"), ("Driver", "where to?"),
+             ("Commander", "Dining table.")]
+    assert serving_place([], room, breakfast_memory.text_embedder, terse) == "DiningTable"
+    assert serving_place([], room, breakfast_memory.text_embedder, terse[:2]) == ""
+    assert serving_place([], room | {"Fridge"}, breakfast_memory.text_embedder,
+                         [("Commander", "coffee, then put the toast in the fridge")]) == ""  # no table
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])
     # one dish told twice ("a toast", then "a slice of toast on a plate") is one part, the better-answered
     # item; two dishes whose demonstrations are of one type stay two
