@@ -174,6 +174,14 @@ def test_a_reading_that_names_a_food_no_commander_turn_names_is_not_used() -> No
     rules_items = request_items(dialogue)[0]
     assert rules_items and grounded_reading((["an apple slice of toast"], ["on the table"]), dialogue) == (
         rules_items, ["on the table"])
+    # a misspelt word the reading spells right ("cofee"); not a word one letter apart that means another thing
+    typed = [("Commander", "he always drinks cofee in his big mug and he eats toast")]
+    assert grounded_reading((["a mug of coffee", "a slice of toast on a plate"], []), typed)
+    assert grounded_reading((["a slice of roast on a plate"], []), typed) is None
+    # an item of the answer's form words alone names nothing: left out, the rest kept; none left: the rules
+    junk = (["a mug of coffee", "one slice of apple on a plate", "one slice of plate"], ["on the table"])
+    assert grounded_reading(junk, dialogue) == (junk[0][:2], ["on the table"])
+    assert grounded_reading((["one slice of plate"], ["on the table"]), dialogue) == (rules_items, ["on the table"])
 
 
 def test_a_food_the_driver_asks_about_is_named_unless_the_commander_refuses_it() -> None:

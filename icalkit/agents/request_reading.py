@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 from icalkit.agents.parsing import ParseError
@@ -29,6 +30,7 @@ MAX_ITEMS, MAX_CHARS = 6, 120
 FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate bowl pan pot slice slices "
                        "cooked".split())
 WORD = re.compile(r"[a-z]+")
+TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "don" of "don't"
 # the words that name a breakfast's dishes and their foods: a rules' item naming none the reading names is a dish
 # the reader missed (``fill``)
@@ -92,15 +94,19 @@ def asked_words(dialogue: Sequence[Any]) -> set[str]:
 
 
 def _same_word(word: str, words: set[str]) -> bool:
-    """Whether ``words`` holds ``word`` or another form of it ("toast" for "toasted", "potatoes" for "potato")."""
-    return word in words or (len(word) >= 4 and any(len(w) >= 4 and (w.startswith(word) or word.startswith(w))
-                                                    for w in words))
+    """Whether ``words`` holds ``word``, another form of it ("toast" for "toasted", "potatoes" for "potato") or a
+    misspelling of it (:data:`TYPO`: "cofee", "sandwitch", "letuce")."""
+    return word in words or (len(word) >= 4 and any(
+        len(w) >= 4 and (w.startswith(word) or word.startswith(w)
+                         or (min(len(w), len(word)) >= 5 and SequenceMatcher(None, w, word).ratio() >= TYPO))
+        for w in words))
 
 
 def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequence[Any],
                      fill: bool = False) -> tuple[list[str], list[str]] | None:
     """``reading`` if every word of its items but :data:`FORM_WORDS` is one of :func:`asked_words` (or another
-    form of one: "toast" for "toasted", "potatoes" for "potato"). Else the rules' items
+    form of one: "toast" for "toasted", "potatoes" for "potato"; or the word a misspelling means: "coffee" for
+    "cofee"). Else the rules' items
     (:func:`~icalkit.agents.request_rules.request_items`) with the reading's serving clauses, or None (the rules
     read it all) when it has none. With ``fill`` (``planner.fill_missed_dishes``) a kept reading gets the rules'
     items that name a dish or food (:data:`DISH_WORDS`) and none the reading names, nor a dish of the reading is
@@ -110,11 +116,14 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     for what it lists, not for nothing else).
 
     A small reader invents a dish no turn names ("a slice of toast on a plate" beside a sandwich) or merges
-    two ("an apple slice of toast"); no item of a reading with such a word is used. Its serving place names no
-    food, so it is kept.
+    two ("an apple slice of toast"); no item of a reading with such a word is used. An item of form words alone
+    ("one slice of plate") names nothing and is left out. Its serving place names no food, so it is kept.
     """
     if reading is None:
         return None
+    reading = [i for i in reading[0] if set(WORD.findall(i)) - FORM_WORDS], reading[1]  # not "one slice of plate"
+    if not reading[0]:
+        return (request_items(dialogue)[0], reading[1]) if reading[1] else None
     said = asked_words(dialogue)
     words = {w for item in reading[0] for w in WORD.findall(item)}
     if not all(_same_word(w, said) for w in words - FORM_WORDS):
