@@ -225,6 +225,7 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
              ("Commander", "Dining table.")]
     assert serving_place([], room, breakfast_memory.text_embedder, terse) == "DiningTable"
     assert serving_place([], room, breakfast_memory.text_embedder, terse[:2]) == ""
+    assert serving_place(["on the plate"], room, breakfast_memory.text_embedder, terse) == "DiningTable"  # no place
     assert serving_place([], room | {"Fridge"}, breakfast_memory.text_embedder,
                          [("Commander", "coffee, then put the toast in the fridge")]) == ""  # no table
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])

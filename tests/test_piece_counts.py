@@ -8,7 +8,7 @@ import pytest
 from copy_fixtures import expert_program
 from planner_doubles import one_torch_thread
 
-from icalkit.agents.piece_counts import asked_pieces, serve_pieces
+from icalkit.agents.piece_counts import asked_pieces, dialogue_pieces, serve_pieces
 from icalkit.agents.planner import Planner, PlannerConfig
 from icalkit.envs.factory import make_env
 from icalkit.envs.household.scene import build_world
@@ -70,6 +70,16 @@ def test_the_dialogue_says_how_many_pieces_of_each_food():
     assert asked_pieces(["i want sandwich. two bread, toasted. inside two lettuce and one tomato"]) == {
         "BreadSliced": 2, "LettuceSliced": 2}
     assert asked_pieces(["there are two apples on the counter", "slice one"]) == {}
+    # a number that answers the Driver's question about one food counts for it ("How much lettuce?" - "two slices!")
+    said = [("Commander", "i want a sandwich!!! with lots of lettuce"), ("Driver", "How much lettuce?"),
+            ("Commander", "two slices! and one tomato slice"), ("Driver", "Toasted?"), ("Commander", "yes, on a plate")]
+    assert dialogue_pieces(said) == {"LettuceSliced": 2, "TomatoSliced": 1}
+    assert asked_pieces([t for s, t in said if s == "Commander"]) == {"TomatoSliced": 1}  # without the question
+    assert dialogue_pieces([("Commander", "tomato and lettuce"), ("Driver", "How many of each?"),
+                            ("Commander", "two")]) == {}  # the question names no one food
+    assert dialogue_pieces([("Commander", "a salad"), ("Driver", "How many tomato slices?"),
+                            ("Commander", "a plate please")]) == {}  # no number
+    assert dialogue_pieces([], "put two slices of apple in a bowl") == {"AppleSliced": 2}  # no dialogue: the instruction
 
 
 def test_missing_raw_pieces_are_placed_where_the_copy_places_most_of_them():

@@ -244,18 +244,18 @@ def item_task(task: Task, item: str) -> Task:
 def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, dialogue: Sequence[Any] = ()) -> str:
     """The receptacle class the serving ``clauses`` name best ("all on the kitchen table": the
     DiningTable), of the places in the ``room`` things are put on; "" when none scores
-    :data:`SERVE_SIM`. Without clauses, the table (:data:`TABLES`) the Commander's requests in ``dialogue``
-    name best, hints of where things are cut (:func:`~icalkit.agents.request_rules.asked`): "coffee and
-    toast. Dining table.", "kitchen counter is fine", "served at the dining table"."""
+    :data:`SERVE_SIM`. Where the clauses name none (there are none, or a reader's "serve: on the plate"), the
+    table (:data:`TABLES`) the Commander's requests in ``dialogue`` name best, hints of where things are cut
+    (:func:`~icalkit.agents.request_rules.asked`): "coffee and toast. Dining table.", "kitchen counter is fine"."""
     places = sorted(c for c in room if is_place(c))
-    if not clauses:
-        clauses = [t for t in asked([t for s, t in dialogue_turns(dialogue) if s == "Commander"]) if t.strip()]
-        places = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
-    if not clauses or not places:
-        return ""
-    scores = mention_scores(embedder, list(clauses), places)
-    best = max(places, key=lambda c: (scores[c][1], c))
-    return best if scores[best][1] >= SERVE_SIM else ""
+    said = [t for t in asked([t for s, t in dialogue_turns(dialogue) if s == "Commander"]) if t.strip()]
+    for texts, among in ((clauses, places), (said, [c for c in places if TABLES in OBJECT_TYPES[c].classes])):
+        if texts and among:
+            scores = mention_scores(embedder, list(texts), among)
+            best = max(among, key=lambda c: (scores[c][1], c))
+            if scores[best][1] >= SERVE_SIM:
+                return best
+    return ""
 
 
 class Composer:

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from icalkit.agents.absent_objects import changed_classes, drop_absent, drop_sliced_moves
-from icalkit.agents.piece_counts import asked_pieces, serve_pieces
+from icalkit.agents.piece_counts import dialogue_pieces, serve_pieces
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.served_vessels import wash_served
 from icalkit.envs.household.tasks.task import Task
+from icalkit.memory.keys import dialogue_turns
 
 
 def whole_room(runtime: Any) -> set[str] | None:
@@ -34,6 +35,6 @@ def fit_copy(program: str, example: Any, mapping: Mapping[str, str], task: Task,
     if cfg.drop_sliced and room is not None:
         program = drop_sliced_moves(program, room)[0]
     if cfg.piece_counts:  # what the Commander asks (a Driver's "6 slices on the counter" is no request)
-        asked = asked_pieces([text for speaker, text in task.dialogue if speaker == "Commander"] or [task.instruction])
+        asked = dialogue_pieces(dialogue_turns(task.dialogue), task.instruction)
         program = serve_pieces(program, asked)[0]
     return wash_served(program)[0] if cfg.wash_served else program

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from icalkit.agents.context import is_interaction
 from icalkit.agents.demo_end_state import interaction_class
@@ -50,13 +50,28 @@ OF_IT = re.compile(_COUNT + _CUT + r"\s+of\s+(?:it|them|that|those)\b")  # "lett
 BARE = re.compile(r"\b(two|three|four|five|six|[2-6])\s+(?:[a-z]+\s+)??" + _FOOD + r"(?!\s+" + _CUT + r")")
 NOT_ASKED = re.compile(r"\b(?:no|not|without|skip|except)\s+(?:the\s+|any\s+)?" + _FOOD)  # "no tomato"
 SENTENCE = re.compile(r"[^.!?;]+")
+# an answer that begins with a number: "two slices!", "yeah 2", "just one please" (not "a plate")
+ANSWER = re.compile(r"\W*(?:(?:yes|yeah|yep|ok|okay|um|uh|hmm|just|only|make\s+it)\W+)*(one|two|three|four|five|six|[1-6])\b")
 
 
-def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
+def dialogue_pieces(dialogue: Sequence[tuple[str, str]], instruction: str = "") -> dict[str, int]:
+    """:func:`asked_pieces` of the Commander's turns (``instruction`` where it has none), each answer to a Driver's
+    question read with it ("How much lettuce?" - "two slices!")."""
+    texts, questions, asked = [], [], ""
+    for speaker, text in dialogue:
+        if speaker == "Commander":
+            texts.append(text)
+            questions.append(asked)
+        asked = text if speaker == "Driver" and text.rstrip().endswith("?") else ""
+    return asked_pieces(texts, questions) if texts else asked_pieces([instruction])
+
+
+def asked_pieces(texts: Iterable[str], questions: Sequence[str] = ()) -> dict[str, int]:
     """Piece class -> the largest number of its pieces the ``texts`` ask for (the dialogue's words:
     "two slices of tomato", "an apple slice", "lettuce x2", "two lettuce" where it asks (not "there are two
     apples"); "one slice of each" for every food its sentence names before it, not one it says no to); a
-    number without a food counts for the food just named (:func:`_just_named`), else for the one food the
+    number without a food counts for the food just named (:func:`_just_named`) or the one food the Driver's
+    question it answers names (``questions[i]``, "" for none: :func:`_answered`), else for the one food the
     texts name (none where they name several)."""
     texts = [t.lower() for t in texts]
     asked: dict[str, int] = {}
@@ -68,6 +83,7 @@ def asked_pieces(texts: Iterable[str]) -> dict[str, int]:
                   for f in FOOD.findall(NOT_ASKED.sub("", sentence[:each.start()]))]
         found += [(n, PIECES[f]) for n, f in BARE.findall(asked_text(text))]  # not "there are two apples"
         found += _just_named(text, texts[:i])
+        found += _answered(text, questions[i].lower()) if i < len(questions) else []
         found += [(n, next(iter(foods))) for n in ALONE.findall(text)] if len(foods) == 1 else []
         for number, piece in found:
             asked[piece] = max(asked.get(piece, 0), NUMBERS.get(number) or int(number))
@@ -89,6 +105,18 @@ def _just_named(text: str, before: list[str]) -> list[tuple[str, str]]:
             named = {PIECES[f] for f in FOOD.findall(sentence[:m.start()])}
             out += [(m.group(1), named.pop())] if len(named) == 1 else []
     return out
+
+
+def _answered(text: str, question: str) -> list[tuple[str, str]]:
+    """``(count, piece class)`` of each sentence of ``text`` that begins with a number and names no food, when
+    the ``question`` it answers names one food: "How much lettuce?" - "two slices!", "How many tomato slices?" -
+    "3 please"."""
+    named = {PIECES[f] for f in FOOD.findall(question)}
+    if len(named) != 1:
+        return []
+    piece = named.pop()
+    return [(m.group(1), piece) for sentence in SENTENCE.findall(text) if not FOOD.search(sentence)
+            and (m := ANSWER.match(sentence))]
 
 
 def serve_pieces(program: str, asked: dict[str, int]) -> tuple[str, dict[str, int]]:
