@@ -246,7 +246,8 @@ def test_a_class_the_commander_takes_back_loses_its_mentions(embedder):
     assert taken("wait no, not a plate. put it in a bowl instead") == ["plate"]
     assert taken("put them in a bowl instead of a plate, the plates are all dirty") == ["plate"]
     assert taken("on the counter please, not the dining table") == ["dining", "table"]
-    assert taken("don't forget the plate") == ["forget", "the"]  # no class: nothing taken back
+    assert taken("don't forget the plate") == [] and taken("I can't find the apple") == []
+    assert taken("I don't want the bowl") == ["bowl"]
     said = [("Commander", "Can you slice the lettuce and put a slice on a plate"), ("Driver", "Sure, on a plate."),
             ("Commander", "wait no, not a plate. put it in a bowl instead")]
     scores = mention_scores(embedder, said, ["Plate", "Bowl"])
@@ -254,6 +255,8 @@ def test_a_class_the_commander_takes_back_loses_its_mentions(embedder):
     assert mention_scores(embedder, said[:2], ["Plate", "Bowl"])["Plate"][0] == pytest.approx(1.0)  # before
     kept = mention_scores(embedder, [("Commander", "put the slice on a plate, not the bowl")], ["Plate", "Bowl"])
     assert kept["Plate"] == (1.0, 1.0) and kept["Bowl"][1] < 0.6
+    found = [("Commander", "put a slice on a plate"), ("Driver", "not a plate? I can't see one")]  # the Driver's
+    assert mention_scores(embedder, found, ["Plate"])["Plate"] == (1.0, 1.0)
     again = [*said, ("Commander", "sorry, no bowls are clean. a plate after all")]
     assert mention_scores(embedder, again, ["Plate", "Bowl"])["Plate"][1] == pytest.approx(1.0)
     demo = next(t for t in sample_tasks(["N Slices Of X In Y"], 60, "train", 0)

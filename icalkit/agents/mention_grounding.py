@@ -46,9 +46,10 @@ ASKS = re.compile(r"\bmake\s+sure\b|\bshould\b|\bmust\b|\bneeds?\s+to\b|\bcheck\
 MEASURE = re.compile(r"\b(?:cups?|glass(?:es)?)\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|joe|java|espresso)\b)")
 CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, please put them on the table"
 # what the Commander takes back or rules out: "not a plate, put it in a bowl", "in a bowl instead of the plate",
-# "on the counter, not the table", "not the mugs, only the cups", "don't put it in the sink", "no tomato"
-CANCEL = re.compile(r"(?:\b(?:not|no|without|skip|instead\s+of|rather\s+than)|n't)\s+"
-                    r"(?:(?:put|place|leave|use|set)\s+(?:it|them)\s+)?(?:(?:in|on|into|onto|inside|at)\s+)?"
+# "on the counter, not the table", "not the mugs, only the cups", "don't put it in the sink", "no tomato"; not
+# "I can't find the apple"
+CANCEL = re.compile(r"(?:\b(?:not|no|without|skip|instead\s+of|rather\s+than)|n't\s+(?:want|need|use|put|place|bring|leave|set))"
+                    r"\s+(?:(?:put|place|leave|use|set)\s+)?(?:(?:it|them)\s+)?(?:(?:in|on|into|onto|inside|at)\s+)?"
                     r"(?:(?:a|an|the|that|this|my|any|those|these)\s+)?(?P<what>[a-z]+(?:\s+[a-z]+)?)")
 
 
@@ -170,7 +171,7 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
                 if len(owners) == 1:
                     others[owners.pop()] = False
                 sims[others, j] = -np.inf
-        gone = cancelled_words(text)
+        gone = cancelled_words(text) if _commander_text(turn) else set()  # the Driver takes nothing back
         back: dict[int, int] = {}  # class taken back -> its first word taken back
         for w in sorted(gone):
             if w < len(claimed) and claimed[w] >= 0:
