@@ -5,8 +5,9 @@ slices of lettuce and a slice of tomato". The copy does everything else right an
 unfinished, and nothing in the copied demonstration's end state says so. The numbers are in the
 dialogue, next to the food: "two slices of tomato", "an apple slice", "three pieces of red potato",
 "lettuce x2", "two lettuce and one tomato", for each food listed ("lettuce and tomato, one slice of
-each"), for the food just named ("lettuce. two slices of it", "lettuce, 2 slices"), or alone where one
-food is named ("slice the potato ... put two slices in the bowl").
+each"), for the food just named ("lettuce. two slices of it", "lettuce, 2 slices"), for the food the
+Driver's question names ("How much lettuce?" - "two slices!"), or alone where one food is named ("slice the
+potato ... put two slices in the bowl").
 :func:`asked_pieces` reads them; :func:`serve_pieces` adds to the copy, after its last placement of a
 piece of that food on the receptacle holding most of them (the plate), the placements of as many
 further pieces as are missing (``InteractionObject("LettuceSliced", parent_object=lettuce)``: the
