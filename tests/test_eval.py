@@ -230,6 +230,11 @@ def test_eval_end_to_end_with_workers_resume_and_report(tmp_path, capsys, model,
     # icalkit report puts runs side by side
     assert main(["report", str(out), str(out), f"out_dir={tmp_path / 'rep'}"]) == 0
     assert "copy_m" in (tmp_path / "rep" / "report.md").read_text()
+    # and, with pairs, episode by episode against a baseline run (here itself: nothing gained or lost)
+    assert main(["report", str(out), f"baseline_runs=[{out}]", "pairs=[copy_m]", f"out_dir={tmp_path / 'rep'}"]) == 0
+    assert "| copy_m | copy_m | 2 | " in (tmp_path / "rep" / "paired.md").read_text()
+    assert main(["report", str(out), "pairs=[copy_m=absent]", f"out_dir={tmp_path / 'rep'}"]) == 2
+    assert "pairs name methods the runs do not hold: ['absent']" in capsys.readouterr().out
     # more tasks of the same split: the episodes of the tasks it had are kept
     ids = {r["task_id"] for r in recs}
     assert main([*args[:4], "split.n_per_type=3", *args[5:]]) == 1
@@ -309,3 +314,18 @@ def test_eval_stops_when_the_models_server_is_down_and_keeps_what_it_wrote(tmp_p
     errors = (out / "errors.jsonl").read_text().splitlines()
     assert len(errors) == UNREACHABLE_STOP and all("ServerUnreachableError" in e for e in errors)
     assert not (out / "episodes.jsonl").read_text().strip()
+
+
+def test_paired_counts_the_episodes_gained_and_lost_by_type() -> None:
+    """icalkit report's pairs: episode by episode (same split and task id), only the episodes both ran."""
+    from icalkit.eval.report import paired
+
+    def ep(method: str, task: str, ok: bool, task_type: str = "Salad", split: str = "valid_unseen") -> dict:
+        return {"method": method, "task_id": f"{split}/{task}", "split": split, "task_type": task_type, "success": ok}
+
+    base = [ep("a", "t1", False), ep("a", "t2", True, "Coffee"), ep("a", "t3", False), ep("a", "only", True)]
+    ours = [ep("b", "t1", True), ep("b", "t2", False, "Coffee"), ep("b", "t3", True, "Breakfast"), ep("a", "t1", False)]
+    row = paired(base, ours, "a", "b")
+    assert (row["episodes"], row["baseline successes"], row["successes"], row["gained"], row["lost"]) == (3, 1, 2, 2, 1)
+    assert row["gained by type"] == "Breakfast 1, Salad 1" and row["lost by type"] == "Coffee 1"
+    assert paired(base, ours, "a", "missing")["episodes"] == 0

@@ -88,3 +88,27 @@ def write_report(logger: Any, records: Sequence[dict], methods: Sequence[str], s
                                                         f"{SPLIT_SHORT.get(main_split)} GC": [m["gc"] for _, m in pts]},
                          "examples in memory", "score")
     return out
+
+
+def paired(base: Sequence[dict], ours: Sequence[dict], base_method: str, our_method: str) -> dict[str, Any]:
+    """Episode by episode (same split and task id), ``our_method`` in ``ours`` against ``base_method`` in
+    ``base``: the successes of each over the episodes both ran, and the episodes gained and lost, by task type
+    (the paired figures a blind set's rules compare: "+11 −0")."""
+    def by_episode(records: Sequence[dict], method: str) -> dict[tuple[str, str], dict]:
+        return {(r["split"], r["task_id"]): r for r in records if r["method"] == method}
+
+    a, b = by_episode(base, base_method), by_episode(ours, our_method)
+    both = sorted(a.keys() & b.keys())
+    gained = [k for k in both if b[k]["success"] and not a[k]["success"]]
+    lost = [k for k in both if a[k]["success"] and not b[k]["success"]]
+
+    def by_type(keys: list[tuple[str, str]]) -> str:
+        counts: dict[str, int] = {}
+        for k in keys:
+            counts[b[k]["task_type"]] = counts.get(b[k]["task_type"], 0) + 1
+        return ", ".join(f"{t} {n}" for t, n in sorted(counts.items()))
+
+    return {"baseline": base_method, "method": our_method, "episodes": len(both),
+            "baseline successes": sum(bool(a[k]["success"]) for k in both),
+            "successes": sum(bool(b[k]["success"]) for k in both), "gained": len(gained), "lost": len(lost),
+            "gained by type": by_type(gained), "lost by type": by_type(lost)}
