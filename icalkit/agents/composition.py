@@ -63,7 +63,7 @@ from icalkit.agents.demo_end_state import (
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
-from icalkit.agents.served_vessels import TABLEWARE
+from icalkit.agents.served_vessels import is_dish
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 from icalkit.envs.household.tasks.task import Task
 from icalkit.memory.keys import dialogue_turns
@@ -191,11 +191,11 @@ def compose(parts: Sequence[Part], serving: str) -> ComposedDemo | None:
     served: list[str] = []
     moves: list[str] = []
     cut: set[str] = set()  # the wholes the parts so far slice
-    dishes: set[str] = set()  # the tableware classes of the parts so far
+    dishes: set[str] = set()  # the classes of the parts' dishes so far
     try:
         for i, part in enumerate(parts):
             program = unpin(bind_object_names(part.program), dishes)  # "plate" read unbound: bound first
-            dishes |= {c for c in program_classes(program) if c in OBJECT_TYPES and TABLEWARE in OBJECT_TYPES[c].classes}
+            dishes |= {c for c in program_classes(program) if is_dish(c)}
             if cut:  # by now only pieces of those are left
                 program = drop_sliced_moves(program, {SLICE_PRODUCTS[c][0] for c in cut})[0]
             cut |= {c for method, c, _ in object_calls(program, interaction_class)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
+from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
 from icalkit.agents.request_rules import request_items
 from icalkit.memory.keys import dialogue_turns
@@ -29,7 +30,6 @@ MAX_ITEMS, MAX_CHARS = 6, 120
 # be one the Commander said
 FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate bowl pan pot slice slices "
                        "cooked".split())
-WORD = re.compile(r"[a-z]+")
 TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "don" of "don't"
 # the words that name a breakfast's dishes and their foods: a rules' item naming none the reading names is a dish
@@ -88,9 +88,9 @@ def asked_words(dialogue: Sequence[Any]) -> set[str]:
     for i, (speaker, text) in enumerate(turns):
         answer = next((t for s, t in turns[i + 1:] if s == "Commander"), None)
         if (speaker == "Driver" and text.rstrip().endswith("?") and answer is not None
-                and not REFUSALS & set(WORD.findall(answer.lower())[:3])):
+                and not REFUSALS & set(WORDS.findall(answer.lower())[:3])):
             texts.append(text)
-    return set(WORD.findall(" ".join(texts).lower()))
+    return set(WORDS.findall(" ".join(texts).lower()))
 
 
 def _same_word(word: str, words: set[str]) -> bool:
@@ -121,11 +121,11 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     """
     if reading is None:
         return None
-    reading = [i for i in reading[0] if set(WORD.findall(i)) - FORM_WORDS], reading[1]  # not "one slice of plate"
+    reading = [i for i in reading[0] if set(WORDS.findall(i)) - FORM_WORDS], reading[1]  # not "one slice of plate"
     if not reading[0]:
         return (request_items(dialogue)[0], reading[1]) if reading[1] else None
     said = asked_words(dialogue)
-    words = {w for item in reading[0] for w in WORD.findall(item)}
+    words = {w for item in reading[0] for w in WORDS.findall(item)}
     if not all(_same_word(w, said) for w in words - FORM_WORDS):
         return (request_items(dialogue)[0], reading[1]) if reading[1] else None
     if not fill:
@@ -133,6 +133,6 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     words |= {w for dish, foods in MADE_OF.items() if _same_word(dish, words) for w in foods}  # a sandwich's lettuce
     words |= {w.lower() for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
               for w in CANCELLED.findall(text)}  # one cancelled is not missed
-    dishes = {item: {w for w in WORD.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]}
+    dishes = {item: {w for w in WORDS.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]}
     missed = [item for item, named in dishes.items() if named and not any(_same_word(w, words) for w in named)]
     return [*reading[0], *missed], reading[1]

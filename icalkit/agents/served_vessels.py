@@ -34,6 +34,13 @@ def _wash(var: str, cls: str, prefix: str) -> str:
             f"    {var}.pickup_and_place({sink})\n    {faucet}.toggle_on()\n    {faucet}.toggle_off(){empty}")
 
 
+def is_dish(cls: str) -> bool:
+    """Whether ``cls`` is tableware that can be dirty, a dish food or drink is served in (a plate, bowl, mug or
+    cup; not a bottle)."""
+    t = OBJECT_TYPES.get(cls)
+    return t is not None and t.dirtyable and TABLEWARE in t.classes
+
+
 def served_dishes(body: list[ast.stmt]) -> dict[str, tuple[int, str]]:
     """``{variable: (index of the first top-level statement that uses it, its class)}`` for each variable
     ``body`` binds once to tableware that can be dirty (a plate, bowl, mug or cup) and serves in (a
@@ -47,8 +54,7 @@ def served_dishes(body: list[ast.stmt]) -> dict[str, tuple[int, str]]:
             binds[name] = binds.get(name, 0) + 1
         if (cls := declared_class(stmt)) is not None and len(names) == 1:
             classes[next(iter(names))] = cls
-    dishes = {v for v, c in classes.items() if binds[v] == 1 and (t := OBJECT_TYPES.get(c)) is not None
-              and t.dirtyable and TABLEWARE in t.classes}
+    dishes = {v for v, c in classes.items() if binds[v] == 1 and is_dish(c)}
     served: set[str] = set()
     sunk: set[str] = set()
     for stmt in body:

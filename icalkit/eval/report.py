@@ -7,6 +7,7 @@ table can always be rebuilt from ``episodes.jsonl`` alone (``icalkit report``).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,10 +104,7 @@ def paired(base: Sequence[dict], ours: Sequence[dict], base_method: str, our_met
     lost = [k for k in both if a[k]["success"] and not b[k]["success"]]
 
     def by_type(keys: list[tuple[str, str]]) -> str:
-        counts: dict[str, int] = {}
-        for k in keys:
-            counts[b[k]["task_type"]] = counts.get(b[k]["task_type"], 0) + 1
-        return ", ".join(f"{t} {n}" for t, n in sorted(counts.items()))
+        return ", ".join(f"{t} {n}" for t, n in sorted(Counter(b[k]["task_type"] for k in keys).items()))
 
     return {"baseline": base_method, "method": our_method, "episodes": len(both),
             "baseline successes": sum(bool(a[k]["success"]) for k in both),
