@@ -208,6 +208,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST11_DIALOGUES,
         TEST12_DIALOGUES,
         TEST13_DIALOGUES,
+        TEST14_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -282,6 +283,14 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         "Sandwich": 8, "Salad": 8, "N Slices Of X In Y": 6, "N Cooked Slices Of X In Y": 6, "Plate Of Toast": 4,
         "Coffee": 4}
     mixed += test13
+    test14 = load_human_dialogues(TEST14_DIALOGUES)  # round 39's: 28 breakfasts, 36 dishes of the other types
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test14 if d.task_type == "Breakfast") == {
+        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    assert Counter(d.task_type for d in test14 if d.task_type != "Breakfast") == {
+        **dict.fromkeys(("Boil X", "Clean All X", "Coffee", "N Cooked Slices Of X In Y", "N Slices Of X In Y",
+                         "Plate Of Toast", "Put All X In One Y", "Put All X On Y", "Water Plant"), 3),
+        "Salad": 5, "Sandwich": 4}
+    mixed += test14
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     from icalkit.data_gen.request_pairs import RequestPairConfig, request_pairs
 
