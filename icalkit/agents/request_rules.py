@@ -30,7 +30,7 @@ STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
 IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
 NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
 ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
-                  r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil)\s+" + COUNT + "))"
+                  r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil|slice)\s+" + COUNT + "))"
                   r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
                   re.IGNORECASE)
 # where everything goes: "all on the table", "everything on the counter", "both go on the table", "put them
@@ -41,7 +41,7 @@ LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)
 PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
 MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
 NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
-    MEAL + r"|\b(?:no|not|without|skip|except|don'?t|anything|something|whatever)\b"
+    MEAL + r"|\b(?:no|not|nope|nah|without|skip|except|don'?t|forget|cancel|anything|something|whatever)\b"
     r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning|alright|all\s+right|great|cool|sure"
     r"|perfect|awesome|nice|right|hmm+|um+|uh+)\b", re.IGNORECASE)
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
@@ -61,7 +61,11 @@ CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
 # a later sentence that describes a dish already listed, not more dishes: the answer to the Driver's question
 # about one ("what kind of sandwich?" -> "2 toasted bread slices with one lettuce and one tomato slice"), or a
 # sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
-DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type)\b|\bhow\s+(?:much|many)\b", re.IGNORECASE)
+DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type|fillings?)\b|\bhow\s+(?:much|many)\b"
+                            r"|\bwhat\s+(?:goes|should\s+go|do\s+you\s+want|would\s+you\s+like)\s+(?:in|on)\b",
+                            re.IGNORECASE)
+# a Driver's question whose answer is no dish: where things go, how many, which one
+NOT_DISH_ASKED = re.compile(r"\b(?:where|how|which)\b", re.IGNORECASE)
 DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
 DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
@@ -95,7 +99,8 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
             continue
         for sentence in SENTENCE.split(asked([text])[0].strip()):
             sentence = sentence.strip(" .!?;")
-            listed, told = sentence_items(sentence)
+            answers = question.rstrip().endswith("?") and not NOT_DISH_ASKED.search(question)
+            listed, told = sentence_items(sentence, led=answers)  # "Anything to drink?" - "coffee"
             if listed and (dish := described_item(sentence, question, items)) is not None:
                 items[dish] += DESCRIBED + sentence
             else:
@@ -130,7 +135,7 @@ def dish_words(text: str) -> set[str]:
     return set(re.findall(r"[a-z]+", text.lower())) - FILLER
 
 
-def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
+def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[str]]:
     """A sentence's items and serving clauses, read after its lead ("Make breakfast:", "I want") as chunks
     between commas, colons, dashes and a list's conjunctions ("and", "+", "&", "plus").
 
@@ -146,7 +151,8 @@ def sentence_items(sentence: str) -> tuple[list[str], list[str]]:
     the sentence's lead when no item began yet ("Breakfast time!")."""
     current: list[str] = []
     serving: list[str] = []
-    listed, led = LEAD.subn("", sentence, count=1)
+    listed, lead = LEAD.subn("", sentence, count=1)
+    led = led or bool(lead)
     bare = False  # the item being read began without an article, after a lead ("I want coffee")
     before: list[str] = []  # dishes without an article before the first item, each joined by a conjunction
     parts = SEPARATOR.split(listed)
