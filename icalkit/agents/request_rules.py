@@ -43,7 +43,8 @@ MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
 NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
     MEAL + r"|\b(?:no|not|nope|nah|without|skip|except|don'?t|forget|cancel|anything|something|whatever)\b"
     r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning|alright|all\s+right|great|cool|sure"
-    r"|perfect|awesome|nice|right|hmm+|um+|uh+)\b", re.IGNORECASE)
+    r"|perfect|awesome|nice|right|hmm+|um+|uh+)\b"
+    r"|^(?:yep|yup|ya|yea|yah|exactly|correct|that'?s\s+(?:it|all|right|correct)|thats\s+(?:it|all))$", re.IGNORECASE)
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
 # the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
 # day ready on the counter"; read only where no other clause says where everything goes
@@ -64,14 +65,16 @@ CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
 DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type|fillings?)\b|\bhow\s+(?:much|many)\b"
                             r"|\bwhat\s+(?:goes|should\s+go|do\s+you\s+want|would\s+you\s+like)\s+(?:in|on)\b",
                             re.IGNORECASE)
-# a Driver's question whose answer is no dish: where things go, how many, which one
-NOT_DISH_ASKED = re.compile(r"\b(?:where|how|which)\b", re.IGNORECASE)
+# a Driver's question whose answer lists dishes ("What would you like?", "Anything to drink?"), not where they go,
+# how many or which one
+DISHES_ASKED = re.compile(r"^(?!.*\b(?:where|how|which)\b).*\b(?:what|anything|something)\b", re.IGNORECASE)
 DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
 DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
                        re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
-ASKING = frozenset("and or it do you want should would like i use what which kind sort type how much many".split())
+ASKING = frozenset("and or it them do you want should would like i use what which kind sort type how much many go goes "
+                   "put".split())
 VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
 
 
@@ -99,7 +102,7 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
             continue
         for sentence in SENTENCE.split(asked([text])[0].strip()):
             sentence = sentence.strip(" .!?;")
-            answers = question.rstrip().endswith("?") and not NOT_DISH_ASKED.search(question)
+            answers = question.rstrip().endswith("?") and bool(DISHES_ASKED.search(question))
             listed, told = sentence_items(sentence, led=answers)  # "Anything to drink?" - "coffee"
             if listed and (dish := described_item(sentence, question, items)) is not None:
                 items[dish] += DESCRIBED + sentence
@@ -120,6 +123,8 @@ def described_item(sentence: str, question: str, items: Sequence[str]) -> int | 
     potato), the last of equals; None for another sentence."""
     if DESCRIBE_ASKED.search(question):
         named = dish_words(question) - ASKING
+        if not named and items and re.search(r"\b(?:it|them)\b", question, re.IGNORECASE):
+            return len(items) - 1  # "What should go in it?": the dish just listed
     elif found := DESCRIBES.match(sentence):
         named = {found["dish"].lower()}
     else:
