@@ -138,6 +138,32 @@ def test_request_items_reads_a_comma_list_and_a_dish_described_later() -> None:
             place], step
 
 
+def test_request_items_reads_answers_to_the_drivers_questions() -> None:
+    # an answer to a question that asks what is a list, as after "I want"; one to where/how/which or yes/no is not
+    said = [("Commander", "morning, breakfast please"), ("Driver", "Sure, what would you like?"), ("Commander", "toast"),
+            ("Driver", "Anything to drink?"), ("Commander", "coffee, black"), ("Driver", "Where should it go?"),
+            ("Commander", "kitchen counter")]
+    assert request_items(said)[0] == ["toast", "coffee", "black"]
+    said = [("Commander", "a plate of toast"), ("Driver", "Just toast?"), ("Commander", "and coffee"),
+            ("Driver", "Which mug?"), ("Commander", "red mug")]
+    assert request_items(said)[0] == ["a plate of toast"]
+    # a question about what goes in a listed dish asks for its description ("it": the dish just listed)
+    said = [("Driver", "what can I make you?"), ("Commander", "salad"), ("Driver", "What goes in the salad?"),
+            ("Commander", "a lettuce slice and a tomato slice")]
+    assert request_items(said)[0] == ["salad: a lettuce slice and a tomato slice"]
+    said = [("Commander", "a sandwich"), ("Driver", "What should go in it?"), ("Commander", "lettuce, 2 slices")]
+    assert request_items(said)[0] == ["a sandwich: lettuce, 2 slices"]
+    # agreeing, declining or cancelling lists nothing; slicing a counted food is an item
+    for answer in ("yep", "that's it", "nope, nothing", "nah", "forget the coffee"):
+        assert request_items([("Driver", "Anything else?"), ("Commander", answer)])[0] == [], answer
+    assert request_items([("Driver", "Anything else?"), ("Commander", "slice an apple, just one slice")])[0] == [
+        "slice an apple and just one slice"]
+    # a question that asks for the next step is answered by a step, not a dish
+    for question in ("What should I do?", "ok what next", "what are we doing today?"):
+        assert request_items([("Driver", question), ("Commander", "slice the tomato")])[0] == [], question
+    assert request_items([("Driver", "What can I do for you?"), ("Commander", "coffee")])[0] == ["coffee"]
+
+
 def test_compose_suffixes_each_parts_names_and_serves_its_products() -> None:
     def demo(task_type: str, program: str, cls: str, changes: list[dict]) -> Example:
         return Example(task_id=f"train/x/{cls}", task_type=task_type, instruction="x", revised_program=program,
@@ -254,6 +280,11 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     assert [ex.task_type for _, ex in parts] == ["Coffee"] and read_serving == serving
     assert composer.parts(task.dialogue, "Breakfast", room, task.task_id,
                           (["a mug of coffee"], ["on the dining table"]))[1] == ["on the dining table"]
+    # an item of the reading that no demonstration answers ("an apple") gives way to the rules' item of that dish
+    told = [("Commander", "a coffee please"), ("Driver", "Anything else?"), ("Commander", "an apple too, cut one slice of it for a plate")]
+    parts, _ = composer.parts(told, "Breakfast", room, task.task_id, (["a mug of coffee", "an apple"], []))
+    assert [(item, ex.task_type) for item, ex in parts] == [
+        ("a mug of coffee", "Coffee"), ("an apple too and cut one slice of it for a plate", "N Slices Of X In Y")]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 

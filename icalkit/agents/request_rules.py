@@ -41,9 +41,9 @@ LEADING_STEPS = re.compile(r"^(?:" + STEP_WORDS + r"(?:\s+|$))*", re.IGNORECASE)
 PLACE = re.compile(r"^(?:on|onto|at)\s+(?:the|my)\b", re.IGNORECASE)  # "…, on the table": ends a list
 MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
 NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
-    MEAL + r"|\b(?:no|not|nope|nah|without|skip|except|don'?t|forget|cancel|anything|something|whatever)\b"
+    MEAL + r"|\b(?:no|not|nope|nah|without|skip|except|don'?t|forget|cancel|nothing|anything|something|whatever)\b"
     r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning|alright|all\s+right|great|cool|sure"
-    r"|perfect|awesome|nice|right|hmm+|um+|uh+)\b"
+    r"|perfect|awesome|nice|right|hmm+|um+|uh+|good\s+(?:work|job)|well\s+done|thank)\b"
     r"|^(?:yep|yup|ya|yea|yah|exactly|correct|that'?s\s+(?:it|all|right|correct)|thats\s+(?:it|all))$", re.IGNORECASE)
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
 # the coffee and the plate to the dining table", "set up my breakfast on the table", "i want the first meal of the
@@ -66,8 +66,10 @@ DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type|fillings?)\b|
                             r"|\bwhat\s+(?:goes|should\s+go|do\s+you\s+want|would\s+you\s+like)\s+(?:in|on)\b",
                             re.IGNORECASE)
 # a Driver's question whose answer lists dishes ("What would you like?", "Anything to drink?"), not where they go,
-# how many or which one
-DISHES_ASKED = re.compile(r"^(?!.*\b(?:where|how|which)\b).*\b(?:what|anything|something)\b", re.IGNORECASE)
+# how many, which one or what to do
+DISHES_ASKED = re.compile(r"^(?!.*\b(?:where|how|which|(?:should|shall|do|must|can)\s+(?:i|we)\s+do(?!\s+for)|doing|next|first"
+                          r"|task)\b).*\b(?:what|anything|something)\b",  # not "What should I do?", "what next?" (a
+                          re.IGNORECASE)  # step: "slice the tomato"); "what can I do for you?" asks for dishes
 DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
 DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
