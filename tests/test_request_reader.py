@@ -214,6 +214,12 @@ def test_fill_adds_the_dishes_the_rules_read_and_the_reading_left_out() -> None:
     sandwich = [("Commander", "A sandwich: two pieces of toast with a slice of lettuce and a slice of tomato."),
                 ("Commander", "First, a mug of coffee.")]
     assert grounded_reading((["a sandwich"], []), sandwich, fill=True) == (["a sandwich", "a mug of coffee"], [])
+    # a dish the rules read with its description counts by its name: a reading of its fillings misses the sandwich
+    described = [("Commander", "a sandwich"), ("Driver", "What should go in it?"),
+                 ("Commander", "toast the bread, then 1 lettuce and 1 tomato"), ("Commander", "and a coffee")]
+    fillings = (["a slice of toast on a plate", "a mug of coffee", "one slice of lettuce"], [])
+    assert grounded_reading(fillings, described, fill=True) == (
+        [*fillings[0], "a sandwich: toast the bread, then 1 lettuce and 1 tomato"], [])
     # a dish the Commander cancelled is not one the reader missed
     changed = [("Commander", "can i get a coffee, a sandwich and an apple slice"),
                ("Commander", "hmm, on second thought no sandwich. just a single slice of toast instead")]

@@ -368,7 +368,8 @@ class Composer:
         clauses. Two items whose demonstrations are of one type and that name one dish (:func:`same_dish`:
         "a toast", then "a slice of toast on a plate") are one part, the better-answered item's.
         ``reading``: the items and serving clauses a model read (``planner.request_reader``; where it read
-        none, :func:`request_items`' clauses); None: :func:`request_items`'.
+        none, :func:`request_items`' clauses; an item of it that no demonstration answers gives way to the rules'
+        item of the same dish, :func:`same_dish`); None: :func:`request_items`'.
 
         No parts when ``top_type``, the retrieved type, is not composite; with ``dishes`` a
         :meth:`dish_types` one has parts too when one of them is of ``top_type`` and another of a type
@@ -388,8 +389,12 @@ class Composer:
             serving = request_items(dialogue)[1]
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
+        rules = request_items(dialogue)[0] if reading else []
         for item in items:
             sim, hits = self._best(item, simple, {task_id})
+            if sim < ITEM_SIM and (told := next((r for r in rules if r != item and same_dish(item, r)), None)):
+                item = told  # a model's "an apple": the rules' "an apple too, cut one slice of it"
+                sim, hits = self._best(item, simple, {task_id})
             if sim < ITEM_SIM or not hits:
                 continue
             example = room_fit_order(hits, room, self.transfer)[0]

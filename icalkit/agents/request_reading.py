@@ -17,7 +17,7 @@ from typing import Any
 
 from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_rules import request_items
+from icalkit.agents.request_rules import DESCRIBED, request_items
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
@@ -133,6 +133,7 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     words |= {w for dish, foods in MADE_OF.items() if _same_word(dish, words) for w in foods}  # a sandwich's lettuce
     words |= {w.lower() for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
               for w in CANCELLED.findall(text)}  # one cancelled is not missed
-    dishes = {item: {w for w in WORDS.findall(item) if _same_word(w, DISH_WORDS)} for item in request_items(dialogue)[0]}
+    dishes = {item: {w for w in WORDS.findall(item.split(DESCRIBED, 1)[0]) if _same_word(w, DISH_WORDS)}
+              for item in request_items(dialogue)[0]}  # a described dish by its name: "a sandwich: toast, 1 tomato"
     missed = [item for item, named in dishes.items() if named and not any(_same_word(w, words) for w in named)]
     return [*reading[0], *missed], reading[1]
