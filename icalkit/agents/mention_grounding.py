@@ -32,6 +32,10 @@ NOT_PLURAL = frozenset({"has", "was", "its", "yes", "gas", "news", "always", "pe
 SIM_DECIMALS = 4  # a vector's floats vary by ~1e-7 with what it was embedded beside: exact ties stay ties
 RULES = frozenset({"same_use", "requested_places"})  # mention_replacements' rules, all on by default
 PHRASES = {"CounterTopBath": "bathroom counter top"}  # a class name of this simulator's own, in words
+# what people also call a class, besides its name: AI2-THOR's CounterTop holds kitchen islands, its SideTable
+# the nightstands by a bed (everyday English, not the task generator's templates)
+ALSO_CALLED = {"CounterTop": ("kitchen island",), "SideTable": ("nightstand", "bedside table"),
+               "Sofa": ("couch",), "GarbageCan": ("trash can",)}
 # Where a thing is, not where it goes: "the soap is in the bin", "you'll find one in the trash can",
 # "check the bathtub", "there's a cloth in the cabinet". A clause counts for a place only up to here; not
 # "try to put it on the table", "check that it is clean", "the pots that are in the sink", "make sure
@@ -143,11 +147,13 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
     strongest first (similarities rounded to 3 decimals; of equal ones the longer span first) and
     never a word another class claimed; a span with a claimed word counts for that word's class only. A class
     whose words an utterance takes back (:func:`cancelled_words`: "not a plate, put it in a bowl") loses its
-    mentions so far and the rest of that utterance's; a later utterance's count again."""
+    mentions so far and the rest of that utterance's; a later utterance's count again. A class is mentioned by its
+    name (:func:`class_phrase`) or what it is also called (:data:`ALSO_CALLED`: "kitchen island"), its best."""
     classes = list(dict.fromkeys(classes))
     if not classes:
         return {}
-    names = embedder.embed_text([class_phrase(c) for c in classes])
+    phrases = [(k, p) for k, c in enumerate(classes) for p in (class_phrase(c), *ALSO_CALLED.get(c, ()))]
+    named_by, names = np.asarray([k for k, _ in phrases]), embedder.embed_text([p for _, p in phrases])
     ranked = np.full(len(classes), -np.inf, dtype=np.float32)
     raw = ranked.copy()
     for i, turn in enumerate(dialogue):
@@ -156,7 +162,8 @@ def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str
         if not parts:
             continue
         texts = {t: n for n, t in enumerate(dict.fromkeys(t for _, _, t in parts))}
-        sims = (names @ embedder.embed_text(list(texts)).T)[:, [texts[t] for _, _, t in parts]]  # class x span
+        by_phrase = (names @ embedder.embed_text(list(texts)).T)[:, [texts[t] for _, _, t in parts]]
+        sims = np.stack([by_phrase[named_by == k].max(axis=0) for k in range(len(classes))])  # class x span: its best name
         sims = np.round(sims, SIM_DECIMALS)  # "cups and mugs": 1.0 both, not as the batch's float noise orders them
         claimed = np.full(max(b for _, b, _ in parts), -1)  # word -> the class whose mention it is
         top, owner = sims.max(axis=0), sims.argmax(axis=0)
