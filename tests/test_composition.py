@@ -153,6 +153,9 @@ def test_request_items_reads_answers_to_the_drivers_questions() -> None:
     assert request_items(said)[0] == ["salad: a lettuce slice and a tomato slice"]
     said = [("Commander", "a sandwich"), ("Driver", "What should go in it?"), ("Commander", "lettuce, 2 slices")]
     assert request_items(said)[0] == ["a sandwich: lettuce, 2 slices"]
+    said = [("Commander", "cofee and a sandwitch pls"), ("Driver", "What goes in the sandwich?"),
+            ("Commander", "letuce n tomato")]  # the dish the question names, misspelt
+    assert request_items(said)[0] == ["cofee", "a sandwitch pls: letuce n tomato"]
     # agreeing, declining or cancelling lists nothing; slicing a counted food is an item
     for answer in ("yep", "that's it", "nope, nothing", "nah", "forget the coffee"):
         assert request_items([("Driver", "Anything else?"), ("Commander", answer)])[0] == [], answer

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 from icalkit.agents.mention_grounding import ASKS, CLAUSE, HINT
@@ -77,6 +78,7 @@ DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|th
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 ASKING = frozenset("and or it them do you want should would like i use what which kind sort type how much many go goes "
                    "put".split())
+TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
 
 
@@ -131,10 +133,19 @@ def described_item(sentence: str, question: str, items: Sequence[str]) -> int | 
         named = {found["dish"].lower()}
     else:
         return None
-    shared = [(len((dish_words(item) & named) - VESSELS), len(dish_words(item) & named & VESSELS), i)
-              for i, item in enumerate(items)]
+    shared = [(sum(same_word(w, named) for w in dish_words(item) - VESSELS), len(dish_words(item) & named & VESSELS), i)
+              for i, item in enumerate(items)]  # "what goes in the sandwich?" asks about "a sandwitch pls"
     best = max(shared, default=(0, 0, -1))
     return best[2] if best[:2] != (0, 0) else None
+
+
+def same_word(word: str, words: set[str]) -> bool:
+    """Whether ``words`` holds ``word``, another form of it ("toast" for "toasted", "potatoes" for "potato") or a
+    misspelling of it (:data:`TYPO`: "cofee", "sandwitch", "letuce")."""
+    return word in words or (len(word) >= 4 and any(
+        len(w) >= 4 and (w.startswith(word) or word.startswith(w)
+                         or (min(len(w), len(word)) >= 5 and SequenceMatcher(None, w, word).ratio() >= TYPO))
+        for w in words))
 
 
 def dish_words(text: str) -> set[str]:
