@@ -13,6 +13,8 @@ from icalkit.agents.parsing import ParseError
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.request_reading import (
     asked_words,
+    cooked,
+    foods,
     grounded_reading,
     parse_reading,
     reader_prompt,
@@ -220,6 +222,17 @@ def test_fill_adds_the_dishes_the_rules_read_and_the_reading_left_out() -> None:
     fillings = (["a slice of toast on a plate", "a mug of coffee", "one slice of lettuce"], [])
     assert grounded_reading(fillings, described, fill=True) == (
         [*fillings[0], "a sandwich: toast the bread, then 1 lettuce and 1 tomato"], [])
+    # a reader's merged dishes ("an apple slice of toast") are left out for the rules' own; a food the Commander asks
+    # for cooked is read cooked, not one they want raw
+    said = [("Commander", "Coffee, toast, and an apple slice."), ("Driver", "what kind of potato?"),
+            ("Commander", "and some potato, sliced and cooked, two pieces")]
+    merged = (["a mug of coffee", "a slice of toast on a plate", "an apple slice of toast on a plate",
+               "two slices of potato on a plate"], [])
+    assert foods(merged[0][2]) == {"apple", "bread"} and foods("a salad of lettuce and tomato") == {"salad"}
+    assert grounded_reading(merged, said, fill=True) == (
+        ["a mug of coffee", "a slice of toast on a plate", "two cooked slices of potato on a plate", "an apple slice"], [])
+    assert cooked("two slices of potato", [("Commander", "two potato slices, raw, not cooked")]) == "two slices of potato"
+    assert cooked("a mug of coffee", [("Commander", "cook me a coffee")]) == "a mug of coffee"
     # a dish the Commander cancelled is not one the reader missed
     changed = [("Commander", "can i get a coffee, a sandwich and an apple slice"),
                ("Commander", "hmm, on second thought no sandwich. just a single slice of toast instead")]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 from typing import Any
 
 from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_rules import DESCRIBED, request_items
+from icalkit.agents.request_rules import DESCRIBED, request_items, same_word
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
@@ -30,13 +29,16 @@ MAX_ITEMS, MAX_CHARS = 6, 120
 # be one the Commander said
 FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate bowl pan pot slice slices "
                        "cooked".split())
-TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "don" of "don't"
 # the words that name a breakfast's dishes and their foods: a rules' item naming none the reading names is a dish
 # the reader missed (``fill``)
 DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
 MADE_OF = {"sandwich": {"toast", "bread", "lettuce", "tomato"}, "salad": {"lettuce", "tomato", "potato"}}
 # a dish the Commander cancelled: "no sandwich", "forget the salad", "don't do the potatoes", "instead of toast"
+SAME_FOOD = {"toast": "bread"}  # a dish word that names another's food: toast is bread
+COOKED = re.compile(r"\b(?:cook|cooked|fried|fry|roast|roasted|grilled|baked)\b", re.IGNORECASE)
+RAW = re.compile(r"\b(?:raw|uncooked|not\s+cooked|don'?t\s+cook|no\s+cooking)\b", re.IGNORECASE)
+NOT_COOKED = frozenset({"coffee", "bread", "salad", "sandwich"})  # foods the reader's "cooked" never qualifies
 CANCELLED = re.compile(r"\b(?:no|not|forget|skip|without|cancel|drop|don'?t\s+\w+|instead\s+of)\s+"
                        r"(?:(?:the|any|a|an|my|that|more)\s+)?([a-z]+)", re.IGNORECASE)
 
@@ -93,20 +95,37 @@ def asked_words(dialogue: Sequence[Any]) -> set[str]:
     return set(WORDS.findall(" ".join(texts).lower()))
 
 
-def _same_word(word: str, words: set[str]) -> bool:
-    """Whether ``words`` holds ``word``, another form of it ("toast" for "toasted", "potatoes" for "potato") or a
-    misspelling of it (:data:`TYPO`: "cofee", "sandwitch", "letuce")."""
-    return word in words or (len(word) >= 4 and any(
-        len(w) >= 4 and (w.startswith(word) or word.startswith(w)
-                         or (min(len(w), len(word)) >= 5 and SequenceMatcher(None, w, word).ratio() >= TYPO))
-        for w in words))
+def foods(item: str) -> set[str]:
+    """The foods an item names (:data:`DISH_WORDS`, toast as bread), less those a dish of it is made of
+    (:data:`MADE_OF`: "a salad of lettuce and tomato" names the salad): two for a reader's merged dishes ("an
+    apple slice of toast")."""
+    named = {SAME_FOOD.get(d, d) for w in WORDS.findall(item) for d in DISH_WORDS if same_word(w, {d})}
+    return named - {f for dish in named for f in MADE_OF.get(dish, ())} - ({"bread"} if named & MADE_OF.keys() else set())
+
+
+def cooked(item: str, dialogue: Sequence[Any]) -> str:
+    """``item`` with "cooked" where it names one food to cook (not coffee, bread, a salad or a sandwich), says
+    nothing of cooking, and a sentence of the Commander's that names that food asks for it cooked (:data:`COOKED`,
+    not :data:`RAW`): a reader's "two slices of potato on a plate" for "some potato, sliced and cooked"."""
+    named = foods(item)
+    if len(named) != 1 or named & NOT_COOKED or COOKED.search(item):
+        return item
+    food = next(iter(named))
+    sentences = [s for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
+                 for s in re.split(r"[.!?;]", text.lower())]
+    if not any(COOKED.search(s) and not RAW.search(s) and any(same_word(w, {food}) for w in WORDS.findall(s))
+               for s in sentences):
+        return item
+    return re.sub(r"\b(slices?|pieces?)\b", r"cooked \1", item, count=1) if re.search(r"\b(?:slices?|pieces?)\b", item) \
+        else re.sub(r"\b(" + "|".join(w for w in WORDS.findall(item) if same_word(w, {food})) + r")\b", r"cooked \1",
+                    item, count=1)
 
 
 def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequence[Any],
                      fill: bool = False) -> tuple[list[str], list[str]] | None:
     """``reading`` if every word of its items but :data:`FORM_WORDS` is one of :func:`asked_words` (or another
     form of one: "toast" for "toasted", "potatoes" for "potato"; or the word a misspelling means: "coffee" for
-    "cofee"). Else the rules' items
+    "cofee": :func:`~icalkit.agents.request_rules.same_word`). Else the rules' items
     (:func:`~icalkit.agents.request_rules.request_items`) with the reading's serving clauses, or None (the rules
     read it all) when it has none. With ``fill`` (``planner.fill_missed_dishes``) a kept reading gets the rules'
     items that name a dish or food (:data:`DISH_WORDS`) and none the reading names, nor a dish of the reading is
@@ -126,14 +145,16 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
         return (request_items(dialogue)[0], reading[1]) if reading[1] else None
     said = asked_words(dialogue)
     words = {w for item in reading[0] for w in WORDS.findall(item)}
-    if not all(_same_word(w, said) for w in words - FORM_WORDS):
+    if not all(same_word(w, said) for w in words - FORM_WORDS):
         return (request_items(dialogue)[0], reading[1]) if reading[1] else None
     if not fill:
         return reading
-    words |= {w for dish, foods in MADE_OF.items() if _same_word(dish, words) for w in foods}  # a sandwich's lettuce
+    reading = [cooked(i, dialogue) for i in reading[0] if len(foods(i)) < 2], reading[1]  # not "an apple slice of toast"
+    words = {w for item in reading[0] for w in WORDS.findall(item)}
+    words |= {w for dish, foods in MADE_OF.items() if same_word(dish, words) for w in foods}  # a sandwich's lettuce
     words |= {w.lower() for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
               for w in CANCELLED.findall(text)}  # one cancelled is not missed
-    dishes = {item: {w for w in WORDS.findall(item.split(DESCRIBED, 1)[0]) if _same_word(w, DISH_WORDS)}
+    dishes = {item: {w for w in WORDS.findall(item.split(DESCRIBED, 1)[0]) if same_word(w, DISH_WORDS)}
               for item in request_items(dialogue)[0]}  # a described dish by its name: "a sandwich: toast, 1 tomato"
-    missed = [item for item, named in dishes.items() if named and not any(_same_word(w, words) for w in named)]
+    missed = [item for item, named in dishes.items() if named and not any(same_word(w, words) for w in named)]
     return [*reading[0], *missed], reading[1]
