@@ -267,3 +267,17 @@ def test_a_class_the_commander_takes_back_loses_its_mentions(embedder):
     room = {"Lettuce", "Plate", "Bowl", "Knife", "CounterTop", "SinkBasin"}
     assert mention_replacements(example, said, room, embedder) == {"Plate": "Bowl"}
     assert mention_replacements(example, said[:2], room, embedder) == {}
+
+
+def test_a_class_is_mentioned_by_what_people_also_call_it(embedder):
+    """mention_grounding.ALSO_CALLED: "the kitchen island" is AI2-THOR's CounterTop, "one nightstand" its SideTable,
+    "one cupboard" its Cabinet; its own name still counts as much as before."""
+    said = [("Commander", "put everything on the kitchen island")]
+    scores = mention_scores(embedder, said, ["CounterTop", "DiningTable", "CoffeeTable"])
+    assert max(scores, key=lambda c: scores[c][1]) == "CounterTop" and scores["CounterTop"][1] >= 0.7
+    for text, cls, other in (("keep the watches together on one nightstand", "SideTable", "Dresser"),
+                             ("put all the toilet rolls into one cupboard", "Cabinet", "Drawer")):
+        scores = mention_scores(embedder, [("Commander", text)], [cls, other, "Bed"])
+        assert scores[cls][1] > scores[other][1], text
+    plain = mention_scores(embedder, [("Commander", "the counter")], ["CounterTop"])["CounterTop"]
+    assert plain[1] >= 0.75  # "counter" against its name, "counter top", as without the other names

@@ -35,7 +35,8 @@ PHRASES = {"CounterTopBath": "bathroom counter top"}  # a class name of this sim
 # what people also call a class, besides its name: AI2-THOR's CounterTop holds kitchen islands, its SideTable
 # the nightstands by a bed (everyday English, not the task generator's templates)
 ALSO_CALLED = {"CounterTop": ("kitchen island",), "SideTable": ("nightstand", "bedside table"),
-               "Sofa": ("couch",), "GarbageCan": ("trash can",)}
+               "Sofa": ("couch",), "GarbageCan": ("trash can",), "Cabinet": ("cupboard",),
+               "ToiletPaper": ("toilet roll",)}
 # Where a thing is, not where it goes: "the soap is in the bin", "you'll find one in the trash can",
 # "check the bathtub", "there's a cloth in the cabinet". A clause counts for a place only up to here; not
 # "try to put it on the table", "check that it is clean", "the pots that are in the sink", "make sure
