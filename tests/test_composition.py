@@ -156,6 +156,9 @@ def test_request_items_reads_answers_to_the_drivers_questions() -> None:
     said = [("Commander", "cofee and a sandwitch pls"), ("Driver", "What goes in the sandwich?"),
             ("Commander", "letuce n tomato")]  # the dish the question names, misspelt
     assert request_items(said)[0] == ["cofee", "a sandwitch pls: letuce n tomato"]
+    said = [("Commander", "a plate of toast and a sandwich"), ("Driver", "What do you want inside?"),
+            ("Commander", "one lettuce, two tomato")]  # a question that names no dish asks about the last one
+    assert request_items(said)[0] == ["a plate of toast", "a sandwich: one lettuce, two tomato"]
     # agreeing, declining or cancelling lists nothing; slicing a counted food is an item
     for answer in ("yep", "that's it", "nope, nothing", "nah", "forget the coffee"):
         assert request_items([("Driver", "Anything else?"), ("Commander", answer)])[0] == [], answer

@@ -64,7 +64,7 @@ CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
 # about one ("what kind of sandwich?" -> "2 toasted bread slices with one lettuce and one tomato slice"), or a
 # sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
 DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type|fillings?)\b|\bhow\s+(?:much|many)\b"
-                            r"|\bwhat\s+(?:goes|should\s+go|do\s+you\s+want|would\s+you\s+like)\s+(?:in|on)\b",
+                            r"|\bwhat\s+(?:goes|should\s+go|do\s+you\s+want|would\s+you\s+like)\s+(?:in|on|inside)\b",
                             re.IGNORECASE)
 # a Driver's question whose answer lists dishes ("What would you like?", "Anything to drink?"), not where they go,
 # how many, which one or what to do
@@ -77,7 +77,7 @@ DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|th
                        re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 ASKING = frozenset("and or it them do you want should would like i use what which kind sort type how much many go goes "
-                   "put".split())
+                   "put inside".split())
 TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
 
@@ -127,8 +127,8 @@ def described_item(sentence: str, question: str, items: Sequence[str]) -> int | 
     potato), the last of equals; None for another sentence."""
     if DESCRIBE_ASKED.search(question):
         named = dish_words(question) - ASKING
-        if not named and items and re.search(r"\b(?:it|them)\b", question, re.IGNORECASE):
-            return len(items) - 1  # "What should go in it?": the dish just listed
+        if not named and items:
+            return len(items) - 1  # "What should go in it?", "how many?": the dish just listed
     elif found := DESCRIBES.match(sentence):
         named = {found["dish"].lower()}
     else:
