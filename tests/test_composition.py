@@ -281,11 +281,17 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     parts, _ = composer.parts(told, "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("a coffee: a black one", "Coffee"),
                                                             ("a plate of toast", "Plate Of Toast")]
-    # a model's reading picks the items; where it read no serving place ("serve: none"), the rules' is kept
+    # a model's reading picks the items; the rules' serving clauses are kept beside its own (serving_place takes
+    # the place said last), as where it read none ("serve: none")
     parts, read_serving = composer.parts(task.dialogue, "Breakfast", room, task.task_id, (["a mug of coffee"], []))
     assert [ex.task_type for _, ex in parts] == ["Coffee"] and read_serving == serving
     assert composer.parts(task.dialogue, "Breakfast", room, task.task_id,
-                          (["a mug of coffee"], ["on the dining table"]))[1] == ["on the dining table"]
+                          (["a mug of coffee"], ["on the dining table"]))[1] == ["on the dining table", *serving]
+    moved = [("Commander", "coffee and toast, leave them on the kitchen island"), ("Driver", "ok"),
+             ("Commander", "wait, actually bring everything over to the dining table instead")]
+    clauses = ["on the kitchen island", "bring everything over to the dining table"]
+    assert serving_place(clauses, room, breakfast_memory.text_embedder, moved) == "DiningTable"
+    assert serving_place(clauses, room, breakfast_memory.text_embedder, moved[::-1]) == "CounterTop"
     # an item of the reading that no demonstration answers ("an apple") gives way to the rules' item of that dish
     told = [("Commander", "a coffee please"), ("Driver", "Anything else?"), ("Commander", "an apple too, cut one slice of it for a plate")]
     parts, _ = composer.parts(told, "Breakfast", room, task.task_id, (["a mug of coffee", "an apple"], []))

@@ -243,19 +243,35 @@ def item_task(task: Task, item: str) -> Task:
 
 def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, dialogue: Sequence[Any] = ()) -> str:
     """The receptacle class the serving ``clauses`` name best ("all on the kitchen table": the
-    DiningTable), of the places in the ``room`` things are put on; "" when none scores
-    :data:`SERVE_SIM`. Where the clauses name none (there are none, or a reader's "serve: on the plate"), the
-    table (:data:`TABLES`) the Commander's requests in ``dialogue`` name best, hints of where things are cut
-    (:func:`~icalkit.agents.request_rules.asked`): "coffee and toast. Dining table.", "kitchen counter is fine"."""
+    DiningTable), of the places in the ``room`` things are put on; "" when none scores :data:`SERVE_SIM`. Where
+    the clauses name different places, the one the Commander's requests name last ("leave them on the island" ...
+    "actually bring everything over to the dining table"). Where they name none (there are none, or a reader's
+    "serve: on the plate"), the table (:data:`TABLES`) the Commander's requests in ``dialogue`` name best, hints
+    of where things are cut (:func:`~icalkit.agents.request_rules.asked`): "coffee and toast. Dining table.",
+    "kitchen counter is fine"."""
     places = sorted(c for c in room if is_place(c))
     said = [t for t in asked([t for s, t in dialogue_turns(dialogue) if s == "Commander"]) if t.strip()]
-    for texts, among in ((clauses, places), (said, [c for c in places if TABLES in OBJECT_TYPES[c].classes])):
-        if texts and among:
-            scores = mention_scores(embedder, list(texts), among)
-            best = max(among, key=lambda c: (scores[c][1], c))
-            if scores[best][1] >= SERVE_SIM:
-                return best
-    return ""
+    told = {}  # each clause's best place, and its similarity
+    for clause in clauses if places else ():
+        best, sim = _best_place([clause], places, embedder)
+        if sim >= SERVE_SIM:
+            told[best] = max(sim, told.get(best, 0.0))
+    for text in reversed(said if len(told) > 1 else []):  # the place the Commander named last
+        best, sim = _best_place([text], sorted(told), embedder)
+        if sim >= SERVE_SIM:
+            return best
+    if told:
+        return max(told, key=lambda c: (told[c], c))
+    tables = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
+    best, sim = _best_place(said, tables, embedder) if said and tables else ("", 0.0)
+    return best if sim >= SERVE_SIM else ""
+
+
+def _best_place(texts: Sequence[str], places: Sequence[str], embedder: Any) -> tuple[str, float]:
+    """The place ``texts`` mention best (:func:`~icalkit.agents.mention_grounding.mention_scores`), and how well."""
+    scores = mention_scores(embedder, list(texts), places)
+    best = max(places, key=lambda c: (scores[c][1], c))
+    return best, scores[best][1]
 
 
 class Composer:
@@ -385,8 +401,8 @@ class Composer:
             return [], []
         composite = self.composite_types()
         items, serving = reading or request_items(dialogue)
-        if reading and not serving:  # "serve: none" from a model that missed "…, all on the table!"
-            serving = request_items(dialogue)[1]
+        if reading:  # and the rules': "serve: none" from a model that missed "…, all on the table!", or one that
+            serving = [*serving, *request_items(dialogue)[1]]  # read "on the counter" before "no wait, the table"
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         rules = request_items(dialogue)[0] if reading else []
