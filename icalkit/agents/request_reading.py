@@ -34,11 +34,12 @@ REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "
 # the reader missed (``fill``)
 DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
 MADE_OF = {"sandwich": {"toast", "bread", "lettuce", "tomato"}, "salad": {"lettuce", "tomato", "potato"}}
-# a dish the Commander cancelled: "no sandwich", "forget the salad", "don't do the potatoes", "instead of toast"
 SAME_FOOD = {"toast": "bread"}  # a dish word that names another's food: toast is bread
 COOKED = re.compile(r"\b(?:cook|cooked|fried|fry|roast|roasted|grilled|baked)\b", re.IGNORECASE)
 RAW = re.compile(r"\b(?:raw|uncooked|not\s+cooked|don'?t\s+cook|no\s+cooking)\b", re.IGNORECASE)
 NOT_COOKED = frozenset({"coffee", "bread", "salad", "sandwich"})  # foods the reader's "cooked" never qualifies
+PIECE = re.compile(r"\b(slices?|pieces?)\b")
+# a dish the Commander cancelled: "no sandwich", "forget the salad", "don't do the potatoes", "instead of toast"
 CANCELLED = re.compile(r"\b(?:no|not|forget|skip|without|cancel|drop|don'?t\s+\w+|instead\s+of)\s+"
                        r"(?:(?:the|any|a|an|my|that|more)\s+)?([a-z]+)", re.IGNORECASE)
 
@@ -100,7 +101,8 @@ def foods(item: str) -> set[str]:
     (:data:`MADE_OF`: "a salad of lettuce and tomato" names the salad): two for a reader's merged dishes ("an
     apple slice of toast")."""
     named = {SAME_FOOD.get(d, d) for w in WORDS.findall(item) for d in DISH_WORDS if same_word(w, {d})}
-    return named - {f for dish in named for f in MADE_OF.get(dish, ())} - ({"bread"} if named & MADE_OF.keys() else set())
+    made_of = {SAME_FOOD.get(f, f) for dish in named for f in MADE_OF.get(dish, ())}  # a sandwich's toast is bread
+    return named - made_of
 
 
 def cooked(item: str, dialogue: Sequence[Any]) -> str:
@@ -116,9 +118,10 @@ def cooked(item: str, dialogue: Sequence[Any]) -> str:
     if not any(COOKED.search(s) and not RAW.search(s) and any(same_word(w, {food}) for w in WORDS.findall(s))
                for s in sentences):
         return item
-    return re.sub(r"\b(slices?|pieces?)\b", r"cooked \1", item, count=1) if re.search(r"\b(?:slices?|pieces?)\b", item) \
-        else re.sub(r"\b(" + "|".join(w for w in WORDS.findall(item) if same_word(w, {food})) + r")\b", r"cooked \1",
-                    item, count=1)
+    if PIECE.search(item):  # "two cooked slices of potato"
+        return PIECE.sub(r"cooked \1", item, count=1)
+    word = next(w for w in WORDS.findall(item) if same_word(w, {food}))  # "a cooked potato"
+    return re.sub(rf"\b{word}\b", f"cooked {word}", item, count=1)
 
 
 def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequence[Any],
