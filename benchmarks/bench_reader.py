@@ -3,9 +3,10 @@
 A breakfast is composed from one demonstration per dish its request lists
 (:mod:`icalkit.agents.composition`). This checks the step before any episode runs: read the request
 (by the rules, by the fine-tuned model of ``--method``, ``planner.request_reader``, and by the model where
-:func:`~icalkit.agents.request_reading.grounded_reading` keeps its reading, as the planner does), retrieve a
-demonstration for each item, and compare the dish types of those demonstrations and the serving
-place with the task's own (its menu and ``serve``). A reading is right only when both match. The
+:func:`~icalkit.agents.request_reading.grounded_reading` keeps its reading, as the planner does, with the
+method's fill, ``planner.fill_missed_dishes``), retrieve a demonstration for each item, and compare the dish types
+of those demonstrations and the serving place (read as the planner reads it, the dialogue's table where no clause
+names a place) with the task's own (its menu and ``serve``). A reading is right only when both match. The
 same memory, retriever, transfer order and room fit as the method's; the room is the task's whole
 room. Sets: hand-written dialogue files (``--sets``, names under tests/data/human_dialogues) and the
 generated dialogues of ``--per-seed`` Breakfast tasks for each of ``--seeds`` (valid_unseen). The
@@ -119,9 +120,10 @@ def readings(method: MethodConfig, session: LLMSession, tasks: list[tuple[str, s
         answer = session.ask([reader_prompt(dialogue)], parse_reading, READ_REQUEST, [CallStats()])[0]
         model_s += time.perf_counter() - start
         for reader, reading in (("rules", None), ("model", answer.value),
-                                ("grounded", grounded_reading(answer.value, dialogue))):
+                                ("grounded", grounded_reading(answer.value, dialogue, method.planner.fill_missed_dishes))):
             found, serving = composer.parts(dialogue, "Breakfast", room, task.task_id, reading)
-            got, place = sorted(ex.task_type for _, ex in found), serving_place(serving, room, embedder)
+            got = sorted(ex.task_type for _, ex in found)
+            place = serving_place(serving, room, embedder, dialogue)  # as the planner: the table the Commander names
             ok = got == want and place == params["serve"]
             right[reader, group_of(name)] += ok
             rows.append({"set": name, "id": tid, "reader": reader, "right": ok, "dishes": want,
