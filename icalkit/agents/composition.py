@@ -400,16 +400,17 @@ class Composer:
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
-        items, serving = reading or request_items(dialogue)
-        if reading:  # and the rules': "serve: none" from a model that missed "…, all on the table!", or one that
-            serving = [*serving, *request_items(dialogue)[1]]  # read "on the counter" before "no wait, the table"
+        rules = request_items(dialogue)
+        # a reading keeps the rules' serving clauses too: "serve: none" from a model that missed "…, all on the
+        # table!", or one that read "on the counter" before "no wait, the table"
+        items, serving = (reading[0], [*reading[1], *rules[1]]) if reading else rules
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
-        rules = request_items(dialogue)[0] if reading else []
         for item in items:
             sim, hits = self._best(item, simple, {task_id})
-            if sim < ITEM_SIM and (told := next((r for r in rules if r != item and same_dish(item, r)), None)):
-                item = told  # a model's "an apple": the rules' "an apple too, cut one slice of it"
+            said = next((r for r in rules[0] if r != item and same_dish(item, r)), None) if reading else None
+            if sim < ITEM_SIM and said:  # a model's "an apple": the rules' "an apple too, cut one slice of it"
+                item = said
                 sim, hits = self._best(item, simple, {task_id})
             if sim < ITEM_SIM or not hits:
                 continue

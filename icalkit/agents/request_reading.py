@@ -16,7 +16,7 @@ from typing import Any
 
 from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_rules import DESCRIBED, request_items, same_word
+from icalkit.agents.request_rules import DESCRIBED, SENTENCE, request_items, same_word
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
@@ -114,7 +114,7 @@ def cooked(item: str, dialogue: Sequence[Any]) -> str:
         return item
     food = next(iter(named))
     sentences = [s for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
-                 for s in re.split(r"[.!?;]", text.lower())]
+                 for s in SENTENCE.split(text.lower())]
     if not any(COOKED.search(s) and not RAW.search(s) and any(same_word(w, {food}) for w in WORDS.findall(s))
                for s in sentences):
         return item
