@@ -62,6 +62,7 @@ from icalkit.agents.demo_end_state import (
 )
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
+from icalkit.agents.request_reading import cancelled, is_cancelled
 from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
 from icalkit.agents.served_vessels import is_dish
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
@@ -404,6 +405,8 @@ class Composer:
         # a reading keeps the rules' serving clauses too: "serve: none" from a model that missed "…, all on the
         # table!", or one that read "on the counter" before "no wait, the table"
         items, serving = (reading[0], [*reading[1], *rules[1]]) if reading else rules
+        gone = cancelled(dialogue)  # "toast and an apple slice ... actually forget the apple": no apple
+        items = [item for item in items if not is_cancelled(item, gone)]
         simple = {e.task_type for e in self.examples} - composite
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         for item in items:

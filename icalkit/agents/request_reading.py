@@ -39,9 +39,16 @@ COOKED = re.compile(r"\b(?:cook|cooked|fried|fry|roast|roasted|grilled|baked)\b"
 RAW = re.compile(r"\b(?:raw|uncooked|not\s+cooked|don'?t\s+cook|no\s+cooking)\b", re.IGNORECASE)
 NOT_COOKED = frozenset({"coffee", "bread", "salad", "sandwich"})  # foods the reader's "cooked" never qualifies
 PIECE = re.compile(r"\b(slices?|pieces?)\b")
-# a dish the Commander cancelled: "no sandwich", "forget the salad", "don't do the potatoes", "instead of toast"
-CANCELLED = re.compile(r"\b(?:no|not|forget|skip|without|cancel|drop|don'?t\s+\w+|instead\s+of)\s+"
-                       r"(?:(?:the|any|a|an|my|that|more)\s+)?([a-z]+)", re.IGNORECASE)
+# a dish the Commander cancelled: "no sandwich", "forget the salad", "scratch the coffee", "don't do the potatoes",
+# "instead of plain toast", "changed my mind on the apple", "leave the potato out", "i'm off bread"; not "don't forget
+# the coffee", "hold on", "don't burn the toast", "drop the potato in"
+CANCELLED = re.compile(r"\b(?:(?<!nt\s)(?<!n't\s)(?<!not\s)(?:forget|skip|scratch|cancel|ditch|nix|hold)|no|not|off"
+                       r"|drop(?!\s+(?:the\s+|a\s+|an\s+)?[a-z]+\s+(?:in|into|on|onto)\b)"
+                       r"|without|minus|instead\s+of|never\s*mind|changed?\s+my\s+mind\s+(?:on|about)"
+                       r"|(?:don'?t|do\s+not)\s+(?:want|need|make|do|bother\s+with|bring|get)"
+                       r"|leave(?=\s+(?:the\s+)?[a-z]+\s+out\b))\s+(?:(?:the|any|a|an|my|that|more|plain|extra)\s+)?([a-z]+)",
+                       re.IGNORECASE)
+NOT_FOOD = frozenset({"toaster", "toasted", "toasting"})  # words that begin like a food's and name none: "no toasting"
 
 
 def reader_prompt(dialogue: Sequence[Any]) -> list[dict[str, str]]:
@@ -105,6 +112,28 @@ def foods(item: str) -> set[str]:
     return named - made_of
 
 
+def cancelled(dialogue: Sequence[Any]) -> set[str]:
+    """The foods (:func:`foods`) the Commander cancelled and did not ask for again: those whose last mention in a
+    Commander's turn is one :data:`CANCELLED` names. "toast and an apple slice ... actually forget the apple. i'd
+    rather have coffee with the toast": the apple; "no coffee ... hmm, ok, a small coffee after all": none."""
+    last: dict[str, bool] = {}
+    for speaker, text in dialogue_turns(dialogue):
+        if speaker != "Commander":
+            continue
+        text = text.lower()
+        cut = {found.start(1) for found in CANCELLED.finditer(text)}
+        for word in WORDS.finditer(text):
+            for food in () if word[0] in NOT_FOOD else foods(word[0]):
+                last[food] = word.start() in cut
+    return {food for food, gone in last.items() if gone}
+
+
+def is_cancelled(item: str, gone: set[str]) -> bool:
+    """Whether every food ``item`` names (its description aside: :data:`DESCRIBED`) is one of ``gone``
+    (:func:`cancelled`)."""
+    named = foods(item.split(DESCRIBED, 1)[0])
+    return bool(named) and named <= gone
+
 def cooked(item: str, dialogue: Sequence[Any]) -> str:
     """``item`` with "cooked" where it names one food to cook (not coffee, bread, a salad or a sandwich), says
     nothing of cooking, and a sentence of the Commander's that names that food asks for it cooked (:data:`COOKED`,
@@ -132,7 +161,7 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     (:func:`~icalkit.agents.request_rules.request_items`) with the reading's serving clauses, or None (the rules
     read it all) when it has none. With ``fill`` (``planner.fill_missed_dishes``) a kept reading gets the rules'
     items that name a dish or food (:data:`DISH_WORDS`) and none the reading names, nor a dish of the reading is
-    made of (:data:`MADE_OF`: a sandwich's lettuce), nor the Commander cancelled (:data:`CANCELLED`: "no
+    made of (:data:`MADE_OF`: a sandwich's lettuce), nor the Commander cancelled (:func:`cancelled`: "no
     sandwich"; the rules keep the first list of a changed mind): the apple slice a reader left out of "coffee, a
     plate of toast, and an apple slice on its own plate" (a dish more is one copy more; a breakfast's goal asks
     for what it lists, not for nothing else).
@@ -155,9 +184,9 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     reading = [cooked(i, dialogue) for i in reading[0] if len(foods(i)) < 2], reading[1]  # not "an apple slice of toast"
     words = {w for item in reading[0] for w in WORDS.findall(item)}
     words |= {w for dish, foods in MADE_OF.items() if same_word(dish, words) for w in foods}  # a sandwich's lettuce
-    words |= {w.lower() for speaker, text in dialogue_turns(dialogue) if speaker == "Commander"
-              for w in CANCELLED.findall(text)}  # one cancelled is not missed
+    gone = cancelled(dialogue)  # one cancelled is not missed
     dishes = {item: {w for w in WORDS.findall(item.split(DESCRIBED, 1)[0]) if same_word(w, DISH_WORDS)}
               for item in request_items(dialogue)[0]}  # a described dish by its name: "a sandwich: toast, 1 tomato"
-    missed = [item for item, named in dishes.items() if named and not any(same_word(w, words) for w in named)]
+    missed = [item for item, named in dishes.items()
+              if named and not any(same_word(w, words) for w in named) and not foods(item.split(DESCRIBED, 1)[0]) & gone]
     return [*reading[0], *missed], reading[1]

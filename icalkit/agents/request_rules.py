@@ -19,8 +19,10 @@ from icalkit.memory.keys import dialogue_turns
 
 SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 COUNT = r"(?:a|an|one|two|three|four|five|some|\d+)\b"
-# a sentence's lead before the dishes it lists: "Make breakfast:", "Let's make breakfast -", "I want"
-LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'd\s+like\b|\bi\s+would\s+like\b)\s*",
+# a sentence's lead before the dishes it lists: "Make breakfast:", "Let's make breakfast -", "I want", "I'd rather
+# have", "I'll have", "can I get"
+LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'?d\s+(?:like|rather(?:\s+have)?)\b"
+                  r"|\bi\s+would\s+(?:like|rather(?:\s+have)?)\b|\bi'?ll\s+(?:have|take)\b|\b(?:can|could|may)\s+i\s+(?:get|have)\b)\s*",
                   re.IGNORECASE)
 # an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
 # mug of coffee", "please make me a sandwich", "both a mug of coffee"); a step that cooks ("then toast a
@@ -30,7 +32,7 @@ STEP_WORDS = r"(?:please|first|then|next|now|also|finally|after\s+that|and|both)
 STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
 IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
 NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
-ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve)\s+(?:me\s+|us\s+)?)?"
+ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?)?"
                   r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil|slice)\s+" + COUNT + "))"
                   r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
                   re.IGNORECASE)
