@@ -209,6 +209,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST12_DIALOGUES,
         TEST13_DIALOGUES,
         TEST14_DIALOGUES,
+        TEST15_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -291,6 +292,12 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
                          "Plate Of Toast", "Put All X In One Y", "Put All X On Y", "Water Plant"), 3),
         "Salad": 5, "Sandwich": 4}
     mixed += test14
+    test15 = load_human_dialogues(TEST15_DIALOGUES)  # round 40's: as round 39's
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test15 if d.task_type == "Breakfast") == {
+        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    assert Counter(d.task_type for d in test15 if d.task_type != "Breakfast") == Counter(
+        d.task_type for d in test14 if d.task_type != "Breakfast")
+    mixed += test15
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     from icalkit.data_gen.request_pairs import RequestPairConfig, request_pairs
 
