@@ -148,6 +148,12 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     parts, _ = composer.parts(told, "Breakfast", room, task.task_id, (["a mug of coffee", "an apple"], []))
     assert [(item, ex.task_type) for item, ex in parts] == [
         ("a mug of coffee", "Coffee"), ("an apple too and cut one slice of it for a plate", "N Slices Of X In Y")]
+    # a dish the Commander cancels is no part, read by the model or by the rules
+    changed = [("Commander", "i want a coffee, a plate of toast and an apple slice on a plate"),
+               ("Commander", "hmm, actually forget the apple")]
+    for reading in (None, (["a mug of coffee", "a plate of toast", "one slice of apple on a plate"], [])):
+        parts, _ = composer.parts(changed, "Breakfast", room, task.task_id, reading)
+        assert [ex.task_type for _, ex in parts] == ["Coffee", "Plate Of Toast"]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 

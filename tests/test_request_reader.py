@@ -13,9 +13,11 @@ from icalkit.agents.parsing import ParseError
 from icalkit.agents.planner_config import PlannerConfig
 from icalkit.agents.request_reading import (
     asked_words,
+    cancelled,
     cooked,
     foods,
     grounded_reading,
+    is_cancelled,
     parse_reading,
     reader_prompt,
     reading_text,
@@ -266,3 +268,29 @@ def test_a_pair_that_holds_a_hand_written_turn_by_chance_is_dropped(tmp_path, mo
     kept = [json.loads(line) for line in (tmp_path / "run" / "data" / "pairs.jsonl").read_text().splitlines()]
     assert stats["dropped_held_out"] >= 1 and stats["pairs"] == len(rows) - stats["dropped_held_out"] == len(kept)
     assert not any(turn.lower() in r["prompt"][-1]["content"].lower() for r in kept)
+
+
+def test_a_dish_is_cancelled_when_the_commanders_last_word_on_it_cancels_it() -> None:
+    """cancelled: the foods whose last mention in a Commander's turn is a cancellation ("forget the apple", "no
+    toast today, i'm off bread", "scratch the coffee", "leave the potato out"); asked for again, a step's word
+    ("no toasting", "drop the potato in") or a negated cancel ("don't forget the coffee") cancels nothing."""
+    def commander(*texts: str) -> list[tuple[str, str]]:
+        return [("Commander", t) for t in texts]
+
+    assert cancelled(commander("toast and slice up an apple", "one toast... actually forget the apple. i'd rather "
+                               "have a coffee with the toast")) == {"apple"}
+    assert cancelled(commander("no toast today, i'm off bread. but i'd like coffee and a slice of apple")) == {"bread"}
+    assert cancelled(commander("coffee, toast and an apple slice", "Hold on, scratch the coffee.")) == {"coffee"}
+    assert cancelled(commander("a salad", "Actually no, leave the potato out.")) == {"potato"}
+    assert cancelled(commander("make it a sandwich instead of plain toast")) == {"bread"}
+    assert cancelled(commander("hmm, changed my mind on the apple, cooked potatoes instead")) == {"apple"}
+    assert cancelled(commander("no coffee", "hmm, ok, a small coffee after all")) == set()  # asked for again
+    assert cancelled(commander("two slices of bread", "no, plain, not toasted. no toasting")) == set()
+    assert cancelled(commander("put the pot on the stove, drop the potato in")) == set()
+    assert cancelled(commander("toast and coffee, and don't forget the coffee", "hold on, don't burn the toast")) == set()
+    assert cancelled([("Commander", "toast and an apple"), ("Driver", "no apple then?")]) == set()  # the Driver's words
+    # an item is cancelled when every food it names is (its description aside)
+    assert is_cancelled("one slice of apple on a plate", {"apple"}) and is_cancelled("a slice of toast", {"bread"})
+    assert not is_cancelled("a mug of coffee", {"apple"}) and not is_cancelled("a plate", {"apple"})
+    assert not is_cancelled("a toast with an apple slice", {"apple"})
+    assert not is_cancelled("a sandwich: toast, lettuce, no tomato", {"tomato"})
