@@ -143,6 +143,16 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     clauses = ["on the kitchen island", "bring everything over to the dining table"]
     assert serving_place(clauses, room, breakfast_memory.text_embedder, moved) == "DiningTable"
     assert serving_place(clauses, room, breakfast_memory.text_embedder, moved[::-1]) == "CounterTop"
+    # a turn that changes where the meal goes names a table too; "table" alone is the room's one kind of table
+    wait = [("Commander", "coffee and toast, put it all on the dining table"), ("Driver", "ok"),
+            ("Commander", "wait no, the counter. i'm eating in the kitchen")]
+    assert serving_place(["put it all on the dining table"], room, breakfast_memory.text_embedder, wait) == "CounterTop"
+    assert serving_place(["put it all on the dining table"], room, breakfast_memory.text_embedder, wait[:2]) == "DiningTable"
+    back = [("Commander", "coffee and toast"), ("Driver", "where?"), ("Commander", "counter"),
+            ("Commander", "wait no, bring it to the table, i wanna eat sitting down")]
+    assert serving_place(["on the counter"], room, breakfast_memory.text_embedder, back) == "DiningTable"
+    pls = [("Commander", "coffee + an apple slice on a plate, table pls")]
+    assert serving_place([], room, breakfast_memory.text_embedder, pls) == "DiningTable"
     # an item of the reading that no demonstration answers ("an apple") gives way to the rules' item of that dish
     told = [("Commander", "a coffee please"), ("Driver", "Anything else?"), ("Commander", "an apple too, cut one slice of it for a plate")]
     parts, _ = composer.parts(told, "Breakfast", room, task.task_id, (["a mug of coffee", "an apple"], []))

@@ -37,6 +37,7 @@ did not finish, the retrieved demonstrations are copied after it as before.
 from __future__ import annotations
 
 import ast
+import re
 import hashlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -73,6 +74,10 @@ PART_SIM = 0.7  # a composite type's demonstrations: every item answered this we
 ITEM_SIM = 0.6  # a request's item no demonstration answers this well is no part
 TABLES = "Tables"  # the places a meal is served on when no clause says where (the counter, a table; not the fridge)
 SERVE_SIM = 0.7  # the serving place's words ("kitchen table" for the DiningTable), as CopyProgress.PLACE_SCORE
+TABLE = re.compile(r"\btables?\b", re.IGNORECASE)  # "table": the room's one kind of table ("the table pls")
+# a turn that changes where the meal goes: "wait no, the counter", "put it on the kitchen island instead"
+MOVED_AGAIN = re.compile(r"\b(?:wait|actually|instead|rather|second\s+thought|change\s+of\s+plan|scratch|never\s*mind)\b",
+                         re.IGNORECASE)
 def product_ids(example: Any) -> list[str]:
     """What a demonstration made, as object ids of its room: the objects of classes its program names
     that can be picked up, not pieces or knives, that it acted on and that ended holding something its
@@ -244,17 +249,19 @@ def item_task(task: Task, item: str) -> Task:
 
 def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, dialogue: Sequence[Any] = ()) -> str:
     """The receptacle class the serving ``clauses`` name best ("all on the kitchen table": the
-    DiningTable), of the places in the ``room`` things are put on; "" when none scores :data:`SERVE_SIM`. Where
-    the clauses name different places, the one the Commander's requests name last ("leave them on the island" ...
-    "actually bring everything over to the dining table"). Where they name none (there are none, or a reader's
-    "serve: on the plate"), the table (:data:`TABLES`) the Commander's requests in ``dialogue`` name best, hints
-    of where things are cut (:func:`~icalkit.agents.request_rules.asked`): "coffee and toast. Dining table.",
-    "kitchen counter is fine"."""
+    DiningTable), of the places in the ``room`` things are put on; "" when none scores :data:`SERVE_SIM`. A
+    Commander's turn that changes where the meal goes (:data:`MOVED_AGAIN`: "wait no, the counter") names a place
+    too, one of the tables. Where they name different places, the one the Commander's requests name last ("leave
+    them on the island" ... "actually bring everything over to the dining table"). Where they name none (there are
+    none, or a reader's "serve: on the plate"), the table (:data:`TABLES`) the Commander's requests in ``dialogue``
+    name best, hints of where things are cut (:func:`~icalkit.agents.request_rules.asked`): "coffee and toast.
+    Dining table.", "kitchen counter is fine". "table" alone is the room's one kind of table (:data:`TABLE`)."""
     places = sorted(c for c in room if is_place(c))
+    tables = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
     said = [t for t in asked([t for s, t in dialogue_turns(dialogue) if s == "Commander"]) if t.strip()]
     told = {}  # each clause's best place, and its similarity
-    for clause in clauses if places else ():
-        best, sim = _best_place([clause], places, embedder)
+    for texts, among in [*(([c], places) for c in clauses), *(([t], tables) for t in said if MOVED_AGAIN.search(t))]:
+        best, sim = _best_place(texts, among, embedder) if among else ("", 0.0)
         if sim >= SERVE_SIM:
             told[best] = max(sim, told.get(best, 0.0))
     for text in reversed(said if len(told) > 1 else []):  # the place the Commander named last
@@ -263,16 +270,19 @@ def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, 
             return best
     if told:
         return max(told, key=lambda c: (told[c], c))
-    tables = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
     best, sim = _best_place(said, tables, embedder) if said and tables else ("", 0.0)
     return best if sim >= SERVE_SIM else ""
 
 
 def _best_place(texts: Sequence[str], places: Sequence[str], embedder: Any) -> tuple[str, float]:
-    """The place ``texts`` mention best (:func:`~icalkit.agents.mention_grounding.mention_scores`), and how well."""
-    scores = mention_scores(embedder, list(texts), places)
-    best = max(places, key=lambda c: (scores[c][1], c))
-    return best, scores[best][1]
+    """The place ``texts`` mention best (:func:`~icalkit.agents.mention_grounding.mention_scores`), and how well;
+    a text's "table" scores :data:`SERVE_SIM` for the one kind of table among ``places`` (:data:`TABLE`)."""
+    scores = {c: s[1] for c, s in mention_scores(embedder, list(texts), places).items()}
+    kinds = [c for c in places if c.endswith("Table")]
+    if len(kinds) == 1 and any(TABLE.search(t) for t in texts):
+        scores[kinds[0]] = max(scores[kinds[0]], SERVE_SIM)
+    best = max(places, key=lambda c: (scores[c], c))
+    return best, scores[best]
 
 
 class Composer:
