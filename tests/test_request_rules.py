@@ -153,3 +153,25 @@ def test_request_items_reads_answers_to_the_drivers_questions() -> None:
     for question in ("What should I do?", "ok what next", "what are we doing today?"):
         assert request_items([("Driver", question), ("Commander", "slice the tomato")])[0] == [], question
     assert request_items([("Driver", "What can I do for you?"), ("Commander", "coffee")])[0] == ["coffee"]
+
+
+def test_request_items_reads_a_bare_list_of_foods_and_a_changed_dish() -> None:
+    """A sentence of foods alone is a list ("Coffee, fried potatoes and toast."), not a step ("toast the bread, then
+    the coffee"); "I'd rather have", "I'll have", "can I get" lead a list; "make it a sandwich" names a dish, "make it
+    two" no new one; "actually", "wait" and "oh" are no dish."""
+    said = [("Commander", "Hey, breakfast on the counter please. Coffee, fried potatoes and toast.")]
+    assert request_items(said)[0] == ["coffee", "fried potatoes", "toast"]
+    assert request_items([("Commander", "cofee + toast pls")])[0] == ["cofee", "toast pls"]
+    assert request_items([("Commander", "toast the bread, then the coffee")])[0] == []
+    assert request_items([("Commander", "no toast, no coffee")])[0] == []
+    assert request_items([("Commander", "forget the toast, I'll have a coffee instead")])[0] == ["a coffee instead"]
+    assert request_items([("Commander", "i'd rather have a coffee")])[0] == ["a coffee"]
+    assert request_items([("Commander", "can I get a slice of apple")])[0] == ["a slice of apple"]
+    assert request_items([("Commander", "a coffee and a salad"), ("Commander", "hmm, make it a sandwich instead")])[0] == [
+        "a coffee", "a salad", "a sandwich instead"]
+    assert request_items([("Commander", "three potato slices"), ("Commander", "make it two please")])[0] == [
+        "three potato slices"]
+    assert request_items([("Commander", "a plate of toast"), ("Commander", "oh wait, a coffee too")])[0] == [
+        "a plate of toast", "a coffee too"]
+    assert request_items([("Commander", "a plate of toast"), ("Commander", "give it a rinse first")])[0] == [
+        "a plate of toast"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_rules import DESCRIBED, SENTENCE, request_items, same_word
+from icalkit.agents.request_rules import DESCRIBED, DISH_WORDS, SENTENCE, request_items, same_word
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
@@ -30,9 +30,6 @@ MAX_ITEMS, MAX_CHARS = 6, 120
 FORM_WORDS = frozenset("a an one two three some of and on in with mug cup plate bowl pan pot slice slices "
                        "cooked".split())
 REFUSALS = frozenset("no nah nope not never don dont without skip".split())  # "don" of "don't"
-# the words that name a breakfast's dishes and their foods: a rules' item naming none the reading names is a dish
-# the reader missed (``fill``)
-DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
 MADE_OF = {"sandwich": {"toast", "bread", "lettuce", "tomato"}, "salad": {"lettuce", "tomato", "potato"}}
 SAME_FOOD = {"toast": "bread"}  # a dish word that names another's food: toast is bread
 COOKED = re.compile(r"\b(?:cook|cooked|fried|fry|roast|roasted|grilled|baked)\b", re.IGNORECASE)

@@ -32,7 +32,7 @@ STEP_WORDS = r"(?:please|first|then|next|now|also|finally|after\s+that|and|both)
 STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
 IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
 NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
-ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?)?"
+ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?|make\s+(?:it|that)\s+(?=an?\b))?"
                   r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil|slice)\s+" + COUNT + "))"
                   r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
                   re.IGNORECASE)
@@ -46,6 +46,7 @@ MEAL = r"\b(?:breakfast|brunch|lunch|dinner|meal)\b"
 NOT_LISTED = re.compile(  # no dish: the meal, a negation, a pronoun or a greeting
     MEAL + r"|\b(?:no|not|nope|nah|without|skip|except|don'?t|forget|cancel|nothing|anything|something|whatever)\b"
     r"|^(?:hi|hey|hello|ok|okay|so|well|yes|yeah|thanks|good\s+morning|morning|alright|all\s+right|great|cool|sure"
+    r"|actually|wait|oh|ah|oops|sorry"
     r"|perfect|awesome|nice|right|hmm+|um+|uh+|good\s+(?:work|job)|well\s+done|thank)\b"
     r"|^(?:yep|yup|ya|yea|yah|exactly|correct|that'?s\s+(?:it|all|right|correct)|thats\s+(?:it|all))$", re.IGNORECASE)
 # a sentence that carries the dishes ("them", "both", "it all", two things) or sets the meal somewhere: "then carry
@@ -82,6 +83,8 @@ ASKING = frozenset("and or it them do you want should would like i use what whic
                    "put inside".split())
 TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
+# the words that name a breakfast's dishes and their foods
+DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
 
 
 def asked(texts: Sequence[str]) -> list[str]:
@@ -172,7 +175,7 @@ def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[st
     current: list[str] = []
     serving: list[str] = []
     listed, lead = LEAD.subn("", sentence, count=1)
-    led = led or bool(lead)
+    led = led or bool(lead) or foods_listed(listed)
     bare = False  # the item being read began without an article, after a lead ("I want coffee")
     before: list[str] = []  # dishes without an article before the first item, each joined by a conjunction
     parts = SEPARATOR.split(listed)
@@ -196,6 +199,16 @@ def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[st
         listing = CONJUNCTION.fullmatch(sep) or (sep == "," and len(dish.split()) <= 2)  # "coffee, a slice of toast…"
         before = [*before, dish] if dish and not current and listing else []
     return current, serving
+
+
+def foods_listed(text: str) -> bool:
+    """Whether ``text`` is a list of foods alone ("Coffee, fried potatoes and toast"): two chunks or more, each of at
+    most three words that name a dish or food (:data:`DISH_WORDS`), none with "the" (a step: "toast the bread") or a
+    negation (:data:`NOT_LISTED`)."""
+    chunks = [c.strip(" .!?;") for c in SEPARATOR.split(text)[::2] if c.strip(" .!?;")]
+    return len(chunks) >= 2 and all(
+        len(words := re.findall(r"[a-z']+", c.lower())) <= 3 and "the" not in words and not NOT_LISTED.search(c)
+        and any(same_word(w, DISH_WORDS) for w in words) for c in chunks)
 
 
 def moved_place(sentence: str) -> str | None:
