@@ -315,6 +315,12 @@ def test_single_dish_copies_one_dish_read_alone_for_its_own_words(breakfast_memo
     assert [(item, ex.task_type) for item, ex in parts] == [("two slices of potato in a bowl", "N Slices Of X In Y")]
     assert not serving and dishes.parts(dialogue, "N Slices Of X In Y", room, "new-task", read) == ([], [])
     assert single.parts(dialogue, "Coffee", room, "new-task", read) == ([], [])  # read as another type's dish
+    # a request retrieved as the dish it cancels is the dish it asks for instead
+    instead = [("Commander", "make me a salad"), ("Driver", "what should be in it?"),
+               ("Commander", "hmm no, no salad. i'd rather have a sandwich")]
+    assert [ex.task_type for _, ex in single.parts(instead, "Salad", room, "new-task")[0]] == ["Sandwich"]
+    assert [ex.task_type for _, ex in single.parts(instead[:2], "Salad", room, "new-task")[0]] == ["Salad"]  # as asked
+    assert single.parts(instead, "Sandwich", room, "new-task")[0] == single.parts(instead, "Salad", room, "new-task")[0]
     demo = compose([Part(parts[0][0], parts[0][1], {"Plate": "Bowl"}, "knife.pickup()\n")], "")
     other = [ex for ex in breakfast_memory if ex.task_type == "Coffee"][:1]
     assert ahead(demo, [[parts[0][1]], other]) == [[demo], other]  # the same demonstration is not copied again

@@ -407,7 +407,9 @@ class Composer:
         and toast … no bread, an apple slice instead of the toast", retrieved as a Plate Of Toast: a coffee and
         an apple slice; not a toast and a slice of tomato, which may be a sandwich's). With ``single``, one dish
         of ``top_type`` alone is a part too: copied for its own words, not the whole dialogue's ("three apple
-        slices on a plate … actually two, in a bowl": two in a bowl)."""
+        slices on a plate … actually two, in a bowl": two in a bowl), as is one dish of another type where the
+        Commander cancelled the one of ``top_type`` ("a salad" … "no salad, a sandwich"). A dish the Commander
+        cancelled and did not ask for again is no part (:func:`~icalkit.agents.request_reading.cancelled`)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -416,8 +418,11 @@ class Composer:
         # table!", or one that read "on the counter" before "no wait, the table"
         items, serving = (reading[0], [*reading[1], *rules[1]]) if reading else rules
         gone = cancelled(dialogue)  # "toast and an apple slice ... actually forget the apple": no apple
-        items = [item for item in items if not is_cancelled(item, gone)]
         simple = {e.task_type for e in self.examples} - composite
+        # "make me a salad" ... "no salad, i'd rather have a sandwich", retrieved as a Salad: the salad is no part
+        replaced = any(hits[0].task_type == top_type for item in items if is_cancelled(item, gone)
+                       for sim, hits in [self._best(item, simple, {task_id})] if sim >= ITEM_SIM and hits)
+        items = [item for item in items if not is_cancelled(item, gone)]
         chosen: list[tuple[float, str, Any]] = []  # (similarity, item, its demonstration), in the order told
         for item in items:
             sim, hits = self._best(item, simple, {task_id})
@@ -440,7 +445,8 @@ class Composer:
         # which may be a sandwich's, nor a salad, which "two slices of lettuce on a plate" may be read as)
         anchors = {top_type} if top_type in types else {
             t for t in types if t not in ingredients and not any(t in i for i in ingredients.values())}
-        alone = self.single and len(chosen) == 1 and types == {top_type}  # "two apple slices, no, in a bowl"
+        # "two apple slices, no, in a bowl"; "no salad, a sandwich", retrieved as the salad it cancels
+        alone = self.single and len(chosen) == 1 and (types == {top_type} or replaced)
         if top_type not in composite and not alone and not any(types - {a} - ingredients.get(a, set()) for a in anchors):
             return [], []  # no dish besides the anchor that is none of its ingredients
         return [(item, example) for _, item, example in chosen], serving
