@@ -294,3 +294,14 @@ def test_a_dish_is_cancelled_when_the_commanders_last_word_on_it_cancels_it() ->
     assert not is_cancelled("a mug of coffee", {"apple"}) and not is_cancelled("a plate", {"apple"})
     assert not is_cancelled("a toast with an apple slice", {"apple"})
     assert not is_cancelled("a sandwich: toast, lettuce, no tomato", {"tomato"})
+
+
+def test_a_dishs_other_name_is_the_dish() -> None:
+    """A cup of joe is coffee: the reader's "a mug of coffee" for it is kept, it names the food coffee, and the fill
+    adds it where the reader left it out."""
+    said = [("Commander", "cup of joe and sliced apple pls, just 1 slice")]
+    assert "coffee" in asked_words(said) and foods("a cup of joe") == {"coffee"}
+    read = (["a mug of coffee", "one slice of apple"], [])
+    assert grounded_reading(read, said, fill=True) == read
+    said = [("Commander", "cup of joe and an apple slice pls")]
+    assert grounded_reading((["one slice of apple"], []), said, fill=True)[0] == ["one slice of apple", "cup of joe"]

@@ -64,7 +64,7 @@ from icalkit.agents.demo_end_state import (
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_reading import cancelled, is_cancelled
-from icalkit.agents.request_rules import DESCRIBED, asked, request_items, same_dish
+from icalkit.agents.request_rules import DESCRIBED, asked, plain_names, request_items, same_dish
 from icalkit.agents.served_vessels import is_dish
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 from icalkit.envs.household.tasks.task import Task
@@ -335,7 +335,7 @@ class Composer:
         one") drops no dish."""
         best: dict[int, np.ndarray] = {}
         if len(self._owner):
-            texts = item.split(DESCRIBED, 1)  # the dish, and all that describes it
+            texts = plain_names(item).split(DESCRIBED, 1)  # the dish ("a cup of joe": of coffee), and all that describes it
             sims = self._vectors @ self.memory.text_embedder.embed_text(texts).T  # requests x texts
             for i, row in zip(self._owner.tolist(), sims, strict=True):
                 ex = self.examples[i]

@@ -16,7 +16,7 @@ from typing import Any
 
 from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_rules import DESCRIBED, DISH_WORDS, SENTENCE, request_items, same_word
+from icalkit.agents.request_rules import DESCRIBED, DISH_WORDS, SENTENCE, plain_names, request_items, same_word
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
@@ -89,7 +89,8 @@ def parse_reading(text: str) -> tuple[list[str], list[str]]:
 def asked_words(dialogue: Sequence[Any]) -> set[str]:
     """The words the Commander said, and those of each question of the Driver's that the Commander's next turn
     does not refuse (:data:`REFUSALS` among its first three words): "Would you like coffee?" - "yes, a big mug";
-    "salad = lettuce + tomato?" - "1 slice each on a plate"; not "toast too?" - "no thanks"."""
+    "salad = lettuce + tomato?" - "1 slice each on a plate"; not "toast too?" - "no thanks". A dish's other name
+    says the dish's own too ("a cup of joe": coffee; :func:`~icalkit.agents.request_rules.plain_names`)."""
     turns = dialogue_turns(dialogue)
     texts = [text for speaker, text in turns if speaker == "Commander"]
     for i, (speaker, text) in enumerate(turns):
@@ -97,14 +98,14 @@ def asked_words(dialogue: Sequence[Any]) -> set[str]:
         if (speaker == "Driver" and text.rstrip().endswith("?") and answer is not None
                 and not REFUSALS & set(WORDS.findall(answer.lower())[:3])):
             texts.append(text)
-    return set(WORDS.findall(" ".join(texts).lower()))
+    return set(WORDS.findall(plain_names(" ".join(texts)).lower())) | set(WORDS.findall(" ".join(texts).lower()))
 
 
 def foods(item: str) -> set[str]:
-    """The foods an item names (:data:`DISH_WORDS`, toast as bread), less those a dish of it is made of
+    """The foods an item names (:data:`DISH_WORDS`, toast as bread, joe as coffee), less those a dish of it is made of
     (:data:`MADE_OF`: "a salad of lettuce and tomato" names the salad): two for a reader's merged dishes ("an
     apple slice of toast")."""
-    named = {SAME_FOOD.get(d, d) for w in WORDS.findall(item) for d in DISH_WORDS if same_word(w, {d})}
+    named = {SAME_FOOD.get(d, d) for w in WORDS.findall(plain_names(item)) for d in DISH_WORDS if same_word(w, {d})}
     made_of = {SAME_FOOD.get(f, f) for dish in named for f in MADE_OF.get(dish, ())}  # a sandwich's toast is bread
     return named - made_of
 
@@ -182,7 +183,7 @@ def grounded_reading(reading: tuple[list[str], list[str]] | None, dialogue: Sequ
     words = {w for item in reading[0] for w in WORDS.findall(item)}
     words |= {w for dish, foods in MADE_OF.items() if same_word(dish, words) for w in foods}  # a sandwich's lettuce
     gone = cancelled(dialogue)  # one cancelled is not missed
-    dishes = {item: {w for w in WORDS.findall(item.split(DESCRIBED, 1)[0]) if same_word(w, DISH_WORDS)}
+    dishes = {item: {w for w in WORDS.findall(plain_names(item.split(DESCRIBED, 1)[0])) if same_word(w, DISH_WORDS)}
               for item in request_items(dialogue)[0]}  # a described dish by its name: "a sandwich: toast, 1 tomato"
     missed = [item for item, named in dishes.items()
               if named and not any(same_word(w, words) for w in named) and not foods(item.split(DESCRIBED, 1)[0]) & gone]
