@@ -37,8 +37,8 @@ did not finish, the retrieved demonstrations are copied after it as before.
 from __future__ import annotations
 
 import ast
-import re
 import hashlib
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property

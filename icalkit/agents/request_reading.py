@@ -16,7 +16,14 @@ from typing import Any
 
 from icalkit.agents.mention_grounding import WORDS
 from icalkit.agents.parsing import ParseError
-from icalkit.agents.request_rules import DESCRIBED, DISH_WORDS, SENTENCE, plain_names, request_items, same_word
+from icalkit.agents.request_rules import (
+    DESCRIBED,
+    DISH_WORDS,
+    SENTENCE,
+    plain_names,
+    request_items,
+    same_word,
+)
 from icalkit.memory.keys import dialogue_turns
 
 READ_REQUEST = "read_request"  # the prompt id the planner's calls are counted under
