@@ -175,3 +175,15 @@ def test_request_items_reads_a_bare_list_of_foods_and_a_changed_dish() -> None:
         "a plate of toast", "a coffee too"]
     assert request_items([("Commander", "a plate of toast"), ("Commander", "give it a rinse first")])[0] == [
         "a plate of toast"]
+
+
+def test_a_dish_listed_with_the_one_before_is_its_own_item() -> None:
+    """"a coffee with the toast" after "one toast" lists the coffee (the toast was listed); "a sandwich with lettuce"
+    and "… with the toast on a plate" stay as they are."""
+    said = [("Commander", "can u make me some toast"), ("Driver", "How many?"),
+            ("Commander", "one toast. i'd rather have a coffee with the toast")]
+    assert request_items(said)[0] == ["one toast", "a coffee"]
+    assert request_items([("Commander", "I want a sandwich with lettuce")])[0] == ["a sandwich with lettuce"]
+    assert request_items([("Commander", "I want a coffee with the toast")])[0] == ["a coffee with the toast"]
+    kept = [("Commander", "I want a toast"), ("Commander", "then a slice of tomato with the toast on a plate")]
+    assert request_items(kept)[0] == ["a toast", "a slice of tomato with the toast on a plate"]

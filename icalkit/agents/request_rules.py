@@ -78,6 +78,9 @@ DESCRIBED = ": "  # between an item and a later sentence that describes it (no i
 DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
                        re.IGNORECASE)
+# the tail of "a coffee with the toast": a dish listed before, and nothing after it ("… with the toast on a plate": kept)
+WITH_THE = re.compile(r"\s+(?:with|beside|alongside)\s+the\s+(?P<dish>[a-z]+)(?:\s+(?:pls|please|too|thanks))?\s*$",
+                      re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 ASKING = frozenset("and or it them do you want should would like i use what which kind sort type how much many go goes "
                    "put inside".split())
@@ -118,12 +121,20 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
             if listed and (dish := described_item(sentence, question, items)) is not None:
                 items[dish] += DESCRIBED + sentence
             else:
-                items += listed
+                items += [without_listed(item, items) for item in listed]
             serving += told
             place = None if listed or told else moved_place(sentence)
             moved += [place] if place else []
             question = ""  # the answer is the turn's first sentence
     return list(dict.fromkeys(i.lower() for i in items)), serving or moved
+
+
+def without_listed(item: str, items: Sequence[str]) -> str:
+    """``item`` without its tail that names a dish listed before "with the" (:data:`WITH_THE`: "a coffee with the
+    toast" after "one toast" is a coffee); as it is otherwise ("a sandwich with lettuce")."""
+    found = WITH_THE.search(item)
+    listed = {w for other in items for w in dish_words(other)}
+    return item[:found.start()] if found and found.start() and same_word(found["dish"].lower(), listed) else item
 
 
 def described_item(sentence: str, question: str, items: Sequence[str]) -> int | None:
