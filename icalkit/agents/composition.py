@@ -78,6 +78,8 @@ TABLE = re.compile(r"\btables?\b", re.IGNORECASE)  # "table": the room's one kin
 # a turn that changes where the meal goes: "wait no, the counter", "put it on the kitchen island instead"
 MOVED_AGAIN = re.compile(r"\b(?:wait|actually|instead|rather|second\s+thought|change\s+of\s+plan|scratch|never\s*mind)\b",
                          re.IGNORECASE)
+
+
 def product_ids(example: Any) -> list[str]:
     """What a demonstration made, as object ids of its room: the objects of classes its program names
     that can be picked up, not pieces or knives, that it acted on and that ended holding something its

@@ -139,6 +139,7 @@ def is_cancelled(item: str, gone: set[str]) -> bool:
     named = foods(item.split(DESCRIBED, 1)[0])
     return bool(named) and named <= gone
 
+
 def cooked(item: str, dialogue: Sequence[Any]) -> str:
     """``item`` with "cooked" where it names one food to cook (not coffee, bread, a salad or a sandwich), says
     nothing of cooking, and a sentence of the Commander's that names that food asks for it cooked (:data:`COOKED`,
