@@ -47,8 +47,11 @@ HINT = re.compile(r"\byou(?:'?ll|\s+will|\s+can|\s+should)\s+find\b|\bthere'?s\b
                   r"|(?<!\bthat )(?<!\bwhich )\b(?:is|are)\s+(?:in|on|inside|under|at|by|near|next|beside)\b",
                   re.IGNORECASE)
 ASKS = re.compile(r"\bmake\s+sure\b|\bshould\b|\bmust\b|\bneeds?\s+to\b|\bcheck\s+(?:that|if|whether)\b", re.IGNORECASE)
+# other names of a dish (everyday English): "a cup of joe" is a coffee
+OTHER_NAMES = {"joe": "coffee", "java": "coffee", "espresso": "coffee"}
 # "a cup of coffee", "cup o' joe": a measure, not the Cup; the coffee machine fills the mug (not "a mug of coffee")
-MEASURE = re.compile(r"\b(?:cups?|glass(?:es)?)\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|joe|java|espresso)\b)")
+MEASURE = re.compile(r"\b(?:cups?|glass(?:es)?)\s+o[f']?\s+(?=(?:hot\s+|fresh\s+|black\s+)?(?:cof\w*|"
+                     + "|".join(n for n, dish in OTHER_NAMES.items() if dish == "coffee") + r")\b)")
 CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, please put them on the table"
 # what the Commander takes back or rules out: "not a plate, put it in a bowl", "in a bowl instead of the plate",
 # "on the counter, not the table", "not the mugs, only the cups", "don't put it in the sink", "no tomato"; not

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from icalkit.agents.mention_grounding import WORDS
+from icalkit.agents.mention_grounding import OTHER_NAMES, WORDS
 from icalkit.agents.parsing import ParseError
 from icalkit.agents.request_rules import (
     DESCRIBED,
@@ -105,7 +105,8 @@ def asked_words(dialogue: Sequence[Any]) -> set[str]:
         if (speaker == "Driver" and text.rstrip().endswith("?") and answer is not None
                 and not REFUSALS & set(WORDS.findall(answer.lower())[:3])):
             texts.append(text)
-    return set(WORDS.findall(plain_names(" ".join(texts)).lower())) | set(WORDS.findall(" ".join(texts).lower()))
+    words = set(WORDS.findall(" ".join(texts).lower()))
+    return words | {OTHER_NAMES[w] for w in words & OTHER_NAMES.keys()}
 
 
 def foods(item: str) -> set[str]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
-from icalkit.agents.mention_grounding import ASKS, CLAUSE, HINT
+from icalkit.agents.mention_grounding import ASKS, CLAUSE, HINT, OTHER_NAMES
 from icalkit.memory.keys import dialogue_turns
 
 SENTENCE = re.compile(r"(?<=[.!?;])\s+")
@@ -86,9 +86,8 @@ ASKING = frozenset("and or it them do you want should would like i use what whic
                    "put inside".split())
 TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
-# the words that name a breakfast's dishes and their foods, and other names of them ("a cup of joe")
+# the words that name a breakfast's dishes and their foods (their other names: mention_grounding.OTHER_NAMES)
 DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
-OTHER_NAMES = {"joe": "coffee", "java": "coffee", "espresso": "coffee"}
 OTHER_NAME = re.compile(r"\b(?:" + "|".join(OTHER_NAMES) + r")\b", re.IGNORECASE)
 
 
@@ -167,8 +166,8 @@ def same_word(word: str, words: set[str]) -> bool:
 
 
 def plain_names(text: str) -> str:
-    """``text`` with a dish's other names as the dish's own (:data:`OTHER_NAMES`): "a cup of joe" -> "a cup of
-    coffee"."""
+    """``text`` with a dish's other names as the dish's own (:data:`~icalkit.agents.mention_grounding.OTHER_NAMES`):
+    "a cup of joe" -> "a cup of coffee"."""
     return OTHER_NAME.sub(lambda found: OTHER_NAMES[found[0].lower()], text)
 
 
@@ -227,7 +226,7 @@ def foods_listed(text: str) -> bool:
     chunks = [c.strip(" .!?;") for c in SEPARATOR.split(text)[::2] if c.strip(" .!?;")]
     return len(chunks) >= 2 and all(
         len(words := re.findall(r"[a-z']+", c.lower())) <= 3 and "the" not in words and not NOT_LISTED.search(c)
-        and any(same_word(w, DISH_WORDS) for w in plain_names(" ".join(words)).split()) for c in chunks)
+        and any(same_word(w, DISH_WORDS) for w in dish_words(plain_names(c))) for c in chunks)
 
 
 def moved_place(sentence: str) -> str | None:
