@@ -167,6 +167,9 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     # a dish's other name is the dish: a cup of joe is a coffee
     parts, _ = composer.parts([("Commander", "i want a cup of joe and a plate of toast")], "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("a cup of joe", "Coffee"), ("a plate of toast", "Plate Of Toast")]
+    # and a misspelt dish is the dish
+    parts, _ = composer.parts([("Commander", "cofee and a plate of toast")], "Breakfast", room, task.task_id)
+    assert [(item, ex.task_type) for item, ex in parts] == [("cofee", "Coffee"), ("a plate of toast", "Plate Of Toast")]
     # a memory seen through its first examples (the learning curve's) is read as what it shows
     from icalkit.eval.episodes import TruncatedMemory
 

@@ -3,7 +3,7 @@ Commander's turns list, the dishes they describe later, the answers to the Drive
 
 from __future__ import annotations
 
-from icalkit.agents.request_rules import request_items
+from icalkit.agents.request_rules import plain_names, request_items
 
 
 def test_request_items_reads_the_dishes_a_request_lists() -> None:
@@ -187,3 +187,11 @@ def test_a_dish_listed_with_the_one_before_is_its_own_item() -> None:
     assert request_items([("Commander", "I want a coffee with the toast")])[0] == ["a coffee with the toast"]
     kept = [("Commander", "I want a toast"), ("Commander", "then a slice of tomato with the toast on a plate")]
     assert request_items(kept)[0] == ["a toast", "a slice of tomato with the toast on a plate"]
+
+
+def test_plain_names_mends_a_dish_words_misspelling_not_its_other_forms() -> None:
+    assert plain_names("a cofee and a sandwhich pls, letuce only") == "a coffee and a sandwich pls, lettuce only"
+    assert plain_names("Cup of Joe") == "Cup of coffee"
+    # another form of a dish word, a short word and a word merely like one stay as said
+    for said in ("toasted potatoes", "two tomatoes", "tost", "ready", "roast beef", "sandwiches"):
+        assert plain_names(said) == said

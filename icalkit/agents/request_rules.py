@@ -160,15 +160,27 @@ def same_word(word: str, words: set[str]) -> bool:
     """Whether ``words`` holds ``word``, another form of it ("toast" for "toasted", "potatoes" for "potato") or a
     misspelling of it (:data:`TYPO`: "cofee", "sandwitch", "letuce")."""
     return word in words or (len(word) >= 4 and any(
-        len(w) >= 4 and (w.startswith(word) or word.startswith(w)
-                         or (min(len(w), len(word)) >= 5 and SequenceMatcher(None, w, word).ratio() >= TYPO))
-        for w in words))
+        len(w) >= 4 and (w.startswith(word) or word.startswith(w) or misspelt(word, w)) for w in words))
+
+
+def misspelt(word: str, meant: str) -> bool:
+    """Whether ``word`` may be ``meant`` misspelt (:data:`TYPO`; both of five letters or more): "cofee" for "coffee"."""
+    return min(len(word), len(meant)) >= 5 and SequenceMatcher(None, meant, word).ratio() >= TYPO
 
 
 def plain_names(text: str) -> str:
-    """``text`` with a dish's other names as the dish's own (:data:`~icalkit.agents.mention_grounding.OTHER_NAMES`):
-    "a cup of joe" -> "a cup of coffee"."""
-    return OTHER_NAME.sub(lambda found: OTHER_NAMES[found[0].lower()], text)
+    """``text`` with a dish's other names as the dish's own (:data:`~icalkit.agents.mention_grounding.OTHER_NAMES`)
+    and a dish word's misspellings mended (:func:`misspelt`): "a cup of joe" -> "a cup of coffee", "a cofee" ->
+    "a coffee"; not "toasted" nor "potatoes", another form of the word."""
+    return re.sub(r"[a-z]+", _mended, OTHER_NAME.sub(lambda found: OTHER_NAMES[found[0].lower()], text),
+                  flags=re.IGNORECASE)
+
+
+def _mended(found: re.Match[str]) -> str:
+    """The dish word a found word misspells (:func:`plain_names`), or the word."""
+    word = found[0].lower()
+    return next((d for d in sorted(DISH_WORDS) if not (word.startswith(d) or d.startswith(word)) and misspelt(word, d)),
+                found[0])
 
 
 def dish_words(text: str) -> set[str]:
