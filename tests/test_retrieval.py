@@ -210,6 +210,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST13_DIALOGUES,
         TEST14_DIALOGUES,
         TEST15_DIALOGUES,
+        TEST16_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -298,6 +299,12 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     assert Counter(d.task_type for d in test15 if d.task_type != "Breakfast") == Counter(
         d.task_type for d in test14 if d.task_type != "Breakfast")
     mixed += test15
+    test16 = load_human_dialogues(TEST16_DIALOGUES)  # round 41's: as round 40's
+    assert Counter((d.params["menu"], d.params["serve"]) for d in test16 if d.task_type == "Breakfast") == {
+        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+    assert Counter(d.task_type for d in test16 if d.task_type != "Breakfast") == Counter(
+        d.task_type for d in test14 if d.task_type != "Breakfast")
+    mixed += test16
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     from icalkit.data_gen.request_pairs import RequestPairConfig, request_pairs
 
