@@ -20,7 +20,8 @@ demonstration of each dish on its own (a coffee, a plate of toast, cooked slices
    composite; an item none answers at :data:`ITEM_SIM` is no part. The part is the room's best fit
    among the hits (:func:`~icalkit.agents.context.room_fit_order`), copied as any copy is, re-grounded
    against its item alone ("an apple slice on a plate": the Potato of a potato-slices demonstration
-   becomes the Apple).
+   becomes the Apple). So an item that names a food is looked up as if each demonstration of a recipe over foods
+   were about it (:mod:`~icalkit.agents.food_swap`).
 3. **One program** (:func:`compose`): the parts' programs one after the other, each part's variable
    names suffixed so that no part reads another's (a name it reads unbound bound first), a part's moves
    of a whole an earlier part cuts left out (the sandwich cut the bread: the toast's ``bread.pickup()``
@@ -61,6 +62,7 @@ from icalkit.agents.demo_end_state import (
     program_placements,
     renamed,
 )
+from icalkit.agents.food_swap import as_food, named_food, recipe_foods
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_reading import cancelled, is_cancelled
@@ -311,6 +313,10 @@ class Composer:
         self.examples: list[Any] = []
         self._owner = np.zeros(0, int)
         self._vectors = np.zeros((0, 0), np.float32)
+        self._texts: list[str] = []
+        self._foods: list[str] = []  # each example's food, where its type is a recipe over foods
+        self._owned: set[str] = set()  # the foods of a type of their own (bread: the toast's)
+        self._as_food: dict[str, np.ndarray] = {}  # a food -> the requests' vectors, read as about it
         self._composite: set[str] | None = None
         self._dishes: set[str] = set()
         self._ingredients: dict[str, set[str]] = {}  # a type -> the other types answering its requests' items
@@ -325,8 +331,21 @@ class Composer:
                 if text.strip():
                     texts.append(text)
                     owner.append(i)
-        self._owner = np.asarray(owner, int)
+        self._owner, self._texts = np.asarray(owner, int), texts
+        self._foods, self._owned = recipe_foods(self.examples)
         self._vectors = self.memory.text_embedder.embed_text(texts) if texts else np.zeros((0, 0), np.float32)
+
+    def _vectors_about(self, food: str) -> np.ndarray:
+        """The requests' vectors, those of a recipe over foods read as about ``food`` (:func:`as_food`), once."""
+        if food not in self._as_food:
+            swapped = {k: as_food(text, shown, food) for k, (text, i) in enumerate(zip(self._texts, self._owner.tolist(), strict=True))
+                       if (shown := self._foods[i]) and shown != food}
+            swapped = {k: text for k, text in swapped.items() if text != self._texts[k]}
+            vectors = self._vectors.copy()
+            if swapped:
+                vectors[list(swapped)] = self.memory.text_embedder.embed_text(list(swapped.values()))
+            self._as_food[food] = vectors
+        return self._as_food[food]
 
     def _best(self, item: str, types: Collection[str], exclude: Collection[str] = ()) -> tuple[float, list[Any]]:
         """The similarity of ``item`` to its best demonstration among ``types`` (not of a task in
@@ -334,11 +353,14 @@ class Composer:
         2 slices, cooked, on a plate") ranks them by the mean of its dish's and its description's
         similarities, each to the demonstration's request that answers it best (a demonstration answers
         both); its similarity is the better of that and its dish's alone, so a vague answer ("a black
-        one") drops no dish."""
+        one") drops no dish. Where the dish names one food, a recipe over foods is read as about it
+        (:mod:`~icalkit.agents.food_swap`: "an apple slice" against slicing demonstrations of a tomato)."""
         best: dict[int, np.ndarray] = {}
         if len(self._owner):
             texts = plain_names(item).split(DESCRIBED, 1)  # the dish ("a cup of joe": of coffee), and all that describes it
-            sims = self._vectors @ self.memory.text_embedder.embed_text(texts).T  # requests x texts
+            food = named_food(texts[0])
+            vectors = self._vectors_about(food) if food and food not in self._owned else self._vectors
+            sims = vectors @ self.memory.text_embedder.embed_text(texts).T  # requests x texts
             for i, row in zip(self._owner.tolist(), sims, strict=True):
                 ex = self.examples[i]
                 if ex.task_type in types and ex.task_id not in exclude:

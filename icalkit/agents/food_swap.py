@@ -1,0 +1,51 @@
+"""A demonstration read as if it were about the food a request names (:class:`~icalkit.agents.composition.Composer`).
+
+A type whose demonstrations each work one food, a different one across them (slices of a tomato, of a
+potato, of lettuce: N Slices Of X In Y), is a recipe over that food: its copy is re-grounded to the food
+the request names. So a request's item ("an apple slice") is compared with such a demonstration's
+requests with their food swapped for its own ("I need one slice of tomato on a plate" is read as "… of
+apple …"), not with the food it happened to show: else "an apple slice" is answered by the one cooked-slices
+demonstration that cut an apple, not by the slicing demonstrations that cut other foods.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from icalkit.agents.context import example_program, program_classes
+from icalkit.agents.mention_grounding import WORDS, class_phrase
+from icalkit.agents.request_rules import plain_names, same_word
+from icalkit.envs.household.catalog import SLICE_PRODUCTS, SUPERCLASSES
+
+FOODS = tuple(c for c in SUPERCLASSES["Food"] if c in SLICE_PRODUCTS)  # the wholes: Apple, Bread, Tomato, ...
+
+
+def named_food(text: str) -> str:
+    """The one food class ``text`` names (another form or a misspelling of its word too: "potatoes"), or ""."""
+    words = WORDS.findall(plain_names(text).lower())
+    named = [food for food in FOODS if any(same_word(w, {class_phrase(food)}) for w in words)]
+    return named[0] if len(named) == 1 else ""
+
+
+def recipe_foods(examples: Sequence[Any]) -> tuple[list[str], set[str]]:
+    """Each example's food where its type is a recipe over foods (each of its examples' programs works one
+    food class, two or more across them), "" for the others (a coffee; a salad's three foods); and the foods
+    another type's examples all work alone (bread: the Plate Of Toast's), which no recipe is read as about ("a
+    bit of bread" stays a toast's)."""
+    one = [(program_classes(example_program(ex)) & set(FOODS)) for ex in examples]
+    foods = [next(iter(f)) if len(f) == 1 else "" for f in one]
+    by_type: defaultdict[str, set[str]] = defaultdict(set)
+    for ex, food in zip(examples, foods, strict=True):
+        by_type[ex.task_type].add(food)
+    recipes = {t for t, found in by_type.items() if "" not in found and len(found) >= 2}
+    owned = {food for t, found in by_type.items() if t not in recipes and found != {""} and len(found) == 1
+             for food in found}
+    return [food if ex.task_type in recipes else "" for ex, food in zip(examples, foods, strict=True)], owned
+
+
+def as_food(text: str, shown: str, food: str) -> str:
+    """``text`` with the ``shown`` food's word (and its plural) as ``food``'s: "slice the tomatoes" -> "slice the apple"."""
+    return re.sub(rf"\b{re.escape(class_phrase(shown))}(?:e?s)?\b", class_phrase(food), text, flags=re.IGNORECASE)
