@@ -74,6 +74,10 @@ DESCRIBE_ASKED = re.compile(r"\b(?:what|which)\s+(?:kind|sort|type|fillings?)\b|
 DISHES_ASKED = re.compile(r"^(?!.*\b(?:where|how|which|(?:should|shall|do|must|can)\s+(?:i|we)\s+do(?!\s+for)|doing|next|first"
                           r"|task)\b).*\b(?:what|anything|something)\b",  # not "What should I do?", "what next?" (a
                           re.IGNORECASE)  # step: "slice the tomato"); "what can I do for you?" asks for dishes
+# a Driver's question of where a thing is ("where's the potato?", "any idea where the mugs are kept?"), whose answer
+# ("next to the sink i think") says where it is, not where the dishes go ("where do they go?", "where should I put it?")
+WHERE_IS = re.compile(r"\bwhere\b(?=.*(?:\b(?:is|are|find|kept|keep|located)\b|'s))(?!.*\b(?:go|goes|going|put|serve|served"
+                      r"|bring|take|carry|leave|set|place|want|like|next|deliver|eat)\b)", re.IGNORECASE)
 DESCRIBED = ": "  # between an item and a later sentence that describes it (no item holds ": ": SEPARATOR)
 DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
@@ -95,6 +99,22 @@ def asked(texts: Sequence[str]) -> list[str]:
     """Each text without its clauses that say where a thing is (:data:`~icalkit.agents.mention_grounding.HINT`:
     "a knife is in the sink", "you'll find a mug in the cabinet"; a clause that asks for a state stays)."""
     return ["".join(c for c in CLAUSE.findall(text) if ASKS.search(c) or not HINT.search(c)) for text in texts]
+
+
+def requests(dialogue: Sequence[Any]) -> list[str]:
+    """The Commander's turns without their clauses of where things are (:func:`asked`), nor the first sentence of
+    an answer to the Driver's question of where a thing is (:data:`WHERE_IS`: "where's the potato?" - "next to the
+    sink i think. and hurry"): "and hurry"."""
+    said, question = [], ""
+    for speaker, text in dialogue_turns(dialogue):
+        if speaker != "Commander":
+            question = text
+            continue
+        if WHERE_IS.search(question):
+            text = "".join(SENTENCE.split(text.strip(), maxsplit=1)[1:])
+        said.append(asked([text])[0])
+        question = ""
+    return said
 
 
 def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
