@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from icalkit.agents.mention_grounding import OTHER_NAMES, WORDS
+from icalkit.agents.mention_grounding import OTHER_NAMES, TAKE_BACK, WORDS
 from icalkit.agents.parsing import ParseError
 from icalkit.agents.request_rules import (
     DESCRIBED,
@@ -46,9 +46,9 @@ PIECE = re.compile(r"\b(slices?|pieces?)\b")
 # a dish the Commander cancelled: "no sandwich", "forget the salad", "scratch the coffee", "don't do the potatoes",
 # "instead of plain toast", "changed my mind on the apple", "leave the potato out", "i'm off bread"; not "don't forget
 # the coffee", "hold on", "don't burn the toast", "drop the potato in"
-CANCELLED = re.compile(r"\b(?:(?<!nt\s)(?<!n't\s)(?<!not\s)(?:forget|skip|scratch|cancel|ditch|nix|hold)|no|not|off"
+CANCELLED = re.compile(r"\b(?:" + TAKE_BACK + r"|(?<!nt\s)(?<!n't\s)(?<!not\s)hold|no|not|off"
                        r"|drop(?!\s+(?:the\s+|a\s+|an\s+)?[a-z]+\s+(?:in|into|on|onto)\b)"
-                       r"|without|minus|instead\s+of|never\s*mind|changed?\s+my\s+mind\s+(?:on|about)"
+                       r"|without|minus|instead\s+of|changed?\s+my\s+mind\s+(?:on|about)"
                        r"|(?:don'?t|do\s+not)\s+(?:want|need|make|do|bother\s+with|bring|get)"
                        r"|leave(?=\s+(?:the\s+)?[a-z]+\s+out\b))\s+(?:(?:the|any|a|an|my|that|more|plain|extra)\s+)?([a-z]+)",
                        re.IGNORECASE)
