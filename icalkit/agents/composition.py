@@ -258,10 +258,10 @@ def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, 
     too, one of the tables. Where they name different places, the one the Commander's requests name last ("leave
     them on the island" ... "actually bring everything over to the dining table"). Where they name none (there are
     none, or a reader's "serve: on the plate"), the table (:data:`TABLES`) the Commander's requests in ``dialogue``
-    name best: "coffee and toast. Dining table.", "kitchen counter is fine". A Commander's requests are told without
-    hints of where things are, nor their answers to "where is the potato?" (:func:`~icalkit.agents.request_rules.requests`:
-    "next to the sink i think" names no place to serve on). "table" alone is the room's one kind of table
-    (:data:`TABLE`)."""
+    name best: "coffee and toast. Dining table.", "kitchen counter is fine". A Commander's requests are told
+    without hints of where things are, nor their answers to "where is the potato?"
+    (:func:`~icalkit.agents.request_rules.requests`: "next to the sink i think" names no place to serve on).
+    "table" alone is the room's one kind of table (:data:`TABLE`)."""
     places = sorted(c for c in room if is_place(c))
     tables = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
     said = [t for t in requests(dialogue) if t.strip()]
@@ -340,8 +340,9 @@ class Composer:
     def _vectors_about(self, food: str) -> np.ndarray:
         """The requests' vectors, those of a recipe over foods read as about ``food`` (:func:`as_food`), once."""
         if food not in self._as_food:
-            swapped = {k: as_food(text, shown, food) for k, (text, i) in enumerate(zip(self._texts, self._owner.tolist(), strict=True))
-                       if (shown := self._foods[i]) and shown != food}
+            shown = [self._foods[i] for i in self._owner.tolist()]  # each request's example's food, if a recipe's
+            swapped = {k: as_food(text, shown[k], food) for k, text in enumerate(self._texts)
+                       if shown[k] not in ("", food)}
             swapped = {k: text for k, text in swapped.items() if text != self._texts[k]}
             vectors = self._vectors.copy()
             if swapped:

@@ -47,5 +47,6 @@ def recipe_foods(examples: Sequence[Any]) -> tuple[list[str], set[str]]:
 
 
 def as_food(text: str, shown: str, food: str) -> str:
-    """``text`` with the ``shown`` food's word (and its plural) as ``food``'s: "slice the tomatoes" -> "slice the apple"."""
+    """``text`` with the ``shown`` food's word (and its plural) as ``food``'s: "slice the tomatoes" -> "slice the
+    apple"."""
     return re.sub(rf"\b{re.escape(class_phrase(shown))}(?:e?s)?\b", class_phrase(food), text, flags=re.IGNORECASE)
