@@ -39,11 +39,11 @@ def test_recipe_foods_are_a_types_foods_where_they_vary_and_no_type_owns_them() 
     assert owned == {"Bread", "Tomato"}
 
 
-def test_an_apple_slice_is_answered_by_slicing_demonstrations_of_other_foods(tmp_path, embedder) -> None:  # noqa: F811
+def test_a_food_reads_recipes_as_about_it_and_a_dishs_fillings_are_its_own(tmp_path, embedder) -> None:  # noqa: F811
     env = make_env("household", render_obs=False)
     specs = [("N Slices Of X In Y", 2, "0-00000"), ("N Slices Of X In Y", 2, "0-00001"),  # a tomato, a potato
              ("N Cooked Slices Of X In Y", 5, "0-00002"), ("N Cooked Slices Of X In Y", 5, "0-00004"),  # potato, apple
-             ("Coffee", 4, "0-00000"), ("Plate Of Toast", 4, "0-00002")]
+             ("Coffee", 4, "0-00000"), ("Plate Of Toast", 4, "0-00002"), ("Salad", 2, "0-00001")]
     memory = ExampleMemory(tmp_path / "slices.db", embedder)
     memory.add_many([copy_fixtures.recorded_example(env, *spec)[0] for spec in specs])
     composer = Composer(memory)
@@ -56,3 +56,11 @@ def test_an_apple_slice_is_answered_by_slicing_demonstrations_of_other_foods(tmp
     assert hits[0].task_type == "N Cooked Slices Of X In Y"
     sim, hits = composer._best("a slice of toast", types)  # bread is the toast's: no recipe is read as about it
     assert hits[0].task_type == "Plate Of Toast"
+
+    # a salad's slices listed after it are its description, not dishes of their own; an apple slice is no filling
+    salad, slices = (next(e for e in composer.examples if e.task_type == t) for t in ("Salad", "N Slices Of X In Y"))
+    assert "N Slices Of X In Y" in composer._ingredients["Salad"]
+    chosen = [(0.9, "a small salad", salad), (0.8, "one lettuce slice", slices), (0.8, "a tomato slice on a plate", slices),
+              (0.8, "an apple slice", slices)]
+    assert [(item, ex.task_type) for _, item, ex in composer._folded(chosen)] == [
+        ("a small salad: one lettuce slice, a tomato slice on a plate", "Salad"), ("an apple slice", "N Slices Of X In Y")]

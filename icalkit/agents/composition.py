@@ -62,7 +62,7 @@ from icalkit.agents.demo_end_state import (
     program_placements,
     renamed,
 )
-from icalkit.agents.food_swap import as_food, named_food, recipe_foods
+from icalkit.agents.food_swap import as_food, named_food, named_foods, recipe_foods, type_foods
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_reading import cancelled, is_cancelled
@@ -373,6 +373,24 @@ class Composer:
         dish = max((round(float(v[0]), 4) for v in best.values()), default=0.0)
         return (max(score[ranked[0]], dish) if ranked else 0.0), [self.examples[i] for i in ranked]
 
+    def _folded(self, chosen: list[tuple[float, str, Any]]) -> list[tuple[float, str, Any]]:
+        """``chosen`` parts with a part that names only foods of another's dish, of a type that is one of that dish's
+        ingredients, folded into it as its description ("a small salad", "one lettuce slice", "one tomato slice on a
+        plate": "a small salad: one lettuce slice, one tomato slice on a plate"); not "an apple slice" beside a
+        sandwich, nor a toast, which names no food."""
+        foods = type_foods(self.examples)
+        into: dict[int, list[str]] = {}  # a host part -> the items folded into it
+        for k, (_, item, example) in enumerate(chosen):
+            named = named_foods(item.split(DESCRIBED, 1)[0])
+            host = next((j for j, (_, _, dish) in enumerate(chosen) if j != k and j not in into.get(k, ()) and named
+                         and example.task_type in self._ingredients.get(dish.task_type, set())
+                         and named <= foods.get(dish.task_type, set())), None)
+            if host is not None:
+                into.setdefault(host, []).append(k)
+        gone = {k for folded in into.values() for k in folded}
+        return [(sim, item + (DESCRIBED + ", ".join(chosen[f][1] for f in into[k]) if k in into else ""), example)
+                for k, (sim, item, example) in enumerate(chosen) if k not in gone]
+
     def composite_types(self) -> set[str]:
         """The task types most of whose demonstrations list two or more items, each answered at
         :data:`PART_SIM` by another type's demonstration, of two or more types in all, and made two or
@@ -436,7 +454,8 @@ class Composer:
         of ``top_type`` alone is a part too: copied for its own words, not the whole dialogue's ("three apple
         slices on a plate … actually two, in a bowl": two in a bowl), as is one dish of another type where the
         Commander cancelled the one of ``top_type`` ("a salad" … "no salad, a sandwich"). A dish the Commander
-        cancelled and did not ask for again is no part (:func:`~icalkit.agents.request_reading.cancelled`)."""
+        cancelled and did not ask for again is no part (:func:`~icalkit.agents.request_reading.cancelled`), nor, in a
+        meal, a dish's fillings listed beside it (:meth:`_folded`)."""
         if not self.reads(top_type):
             return [], []
         composite = self.composite_types()
@@ -466,6 +485,7 @@ class Composer:
                 chosen.append((sim, item, example))
             elif sim > chosen[told][0]:
                 chosen[told] = (sim, item, example)
+        chosen = self._folded(chosen) if top_type in composite else chosen
         types, ingredients = {example.task_type for _, _, example in chosen}, self._ingredients
         # the dish the others are weighed against: the retrieved one, or where it is not asked for (cancelled; the
         # nearest of others) one of a type with no ingredients that is no type's ingredient (a coffee; not a toast,

@@ -23,11 +23,24 @@ from icalkit.envs.household.catalog import SLICE_PRODUCTS, SUPERCLASSES
 FOODS = tuple(c for c in SUPERCLASSES["Food"] if c in SLICE_PRODUCTS)  # the wholes: Apple, Bread, Tomato, ...
 
 
-def named_food(text: str) -> str:
-    """The one food class ``text`` names (another form or a misspelling of its word too: "potatoes"), or ""."""
+def named_foods(text: str) -> set[str]:
+    """The food classes ``text`` names (another form or a misspelling of a food's word too: "potatoes")."""
     words = WORDS.findall(plain_names(text).lower())
-    named = [food for food in FOODS if any(same_word(w, {class_phrase(food)}) for w in words)]
-    return named[0] if len(named) == 1 else ""
+    return {food for food in FOODS if any(same_word(w, {class_phrase(food)}) for w in words)}
+
+
+def named_food(text: str) -> str:
+    """The one food class ``text`` names, or "" (none, or two)."""
+    named = named_foods(text)
+    return next(iter(named)) if len(named) == 1 else ""
+
+
+def type_foods(examples: Sequence[Any]) -> dict[str, set[str]]:
+    """Each task type's foods: the food classes its examples' programs work (a Sandwich's bread, lettuce, tomato)."""
+    out: defaultdict[str, set[str]] = defaultdict(set)
+    for ex in examples:
+        out[ex.task_type] |= program_classes(example_program(ex)) & set(FOODS)
+    return dict(out)
 
 
 def recipe_foods(examples: Sequence[Any]) -> tuple[list[str], set[str]]:
