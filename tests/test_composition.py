@@ -11,7 +11,7 @@ from copy_fixtures import embedder  # noqa: F401  (fixture)
 
 from icalkit.agents.composition import Composer, Part, ahead, compose, products, serving_place
 from icalkit.agents.demo_end_state import Check
-from icalkit.agents.request_rules import requests, same_dish
+from icalkit.agents.request_rules import asked_turns, same_dish
 from icalkit.envs.factory import make_env
 from icalkit.envs.household.tasks.sampler import sample_tasks
 from icalkit.memory.example import Example
@@ -156,8 +156,8 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
              ("Driver", "ok where is the potato"), ("Commander", "next to the sink i think")]
     clauses = ["on the sink", "put them on the dining table"]  # a reader's, and the rules'
     assert serving_place(clauses, room | {"SinkBasin"}, breakfast_memory.text_embedder, where) == "DiningTable"
-    assert requests(where) == ["make me coffee and some cooked potatoes, put them on the dining table", ""]
-    assert requests([("Driver", "where do they go?"), ("Commander", "on the counter. thanks")]) == ["on the counter. thanks"]
+    assert asked_turns(where) == ["make me coffee and some cooked potatoes, put them on the dining table", ""]
+    assert asked_turns([("Driver", "where do they go?"), ("Commander", "on the counter. thanks")]) == ["on the counter. thanks"]
     pls = [("Commander", "coffee + an apple slice on a plate, table pls")]
     assert serving_place([], room, breakfast_memory.text_embedder, pls) == "DiningTable"
     # an item of the reading that no demonstration answers ("an apple") gives way to the rules' item of that dish

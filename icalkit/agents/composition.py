@@ -66,7 +66,7 @@ from icalkit.agents.food_swap import as_food, named_food, named_foods, recipe_fo
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_reading import cancelled, is_cancelled
-from icalkit.agents.request_rules import DESCRIBED, asked, plain_names, request_items, requests, same_dish
+from icalkit.agents.request_rules import DESCRIBED, asked, asked_turns, plain_names, request_items, same_dish
 from icalkit.agents.served_vessels import is_dish
 from icalkit.envs.household.catalog import KNIVES, OBJECT_TYPES, SLICE_PRODUCTS
 from icalkit.envs.household.tasks.task import Task
@@ -260,11 +260,11 @@ def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, 
     none, or a reader's "serve: on the plate"), the table (:data:`TABLES`) the Commander's requests in ``dialogue``
     name best: "coffee and toast. Dining table.", "kitchen counter is fine". A Commander's requests are told
     without hints of where things are, nor their answers to "where is the potato?"
-    (:func:`~icalkit.agents.request_rules.requests`: "next to the sink i think" names no place to serve on).
+    (:func:`~icalkit.agents.request_rules.asked_turns`: "next to the sink i think" names no place to serve on).
     "table" alone is the room's one kind of table (:data:`TABLE`)."""
     places = sorted(c for c in room if is_place(c))
     tables = [c for c in places if TABLES in OBJECT_TYPES[c].classes]
-    said = [t for t in requests(dialogue) if t.strip()]
+    said = [t for t in asked_turns(dialogue) if t.strip()]
     told = {}  # each clause's best place, and its similarity
     for texts, among in [*(([c], places) for c in clauses), *(([t], tables) for t in said if MOVED_AGAIN.search(t))]:
         best, sim = _best_place(texts, among, embedder) if among else ("", 0.0)

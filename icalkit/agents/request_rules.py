@@ -101,10 +101,11 @@ def asked(texts: Sequence[str]) -> list[str]:
     return ["".join(c for c in CLAUSE.findall(text) if ASKS.search(c) or not HINT.search(c)) for text in texts]
 
 
-def requests(dialogue: Sequence[Any]) -> list[str]:
+def asked_turns(dialogue: Sequence[Any]) -> list[str]:
     """The Commander's turns without their clauses of where things are (:func:`asked`), nor the first sentence of
     an answer to the Driver's question of where a thing is (:data:`WHERE_IS`: "where's the potato?" - "next to the
-    sink i think. and hurry"): "and hurry"."""
+    sink i think. and hurry"): "and hurry". (:func:`~icalkit.agents.mention_grounding.requests`, for re-grounding,
+    keeps every turn in its place and cuts a clause at its hint.)"""
     said, question = [], ""
     for speaker, text in dialogue_turns(dialogue):
         if speaker != "Commander":
