@@ -293,18 +293,13 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
                          "Plate Of Toast", "Put All X In One Y", "Put All X On Y", "Water Plant"), 3),
         "Salad": 5, "Sandwich": 4}
     mixed += test14
-    test15 = load_human_dialogues(TEST15_DIALOGUES)  # round 40's: as round 39's
-    assert Counter((d.params["menu"], d.params["serve"]) for d in test15 if d.task_type == "Breakfast") == {
-        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
-    assert Counter(d.task_type for d in test15 if d.task_type != "Breakfast") == Counter(
-        d.task_type for d in test14 if d.task_type != "Breakfast")
-    mixed += test15
-    test16 = load_human_dialogues(TEST16_DIALOGUES)  # round 41's: as round 40's
-    assert Counter((d.params["menu"], d.params["serve"]) for d in test16 if d.task_type == "Breakfast") == {
-        (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
-    assert Counter(d.task_type for d in test16 if d.task_type != "Breakfast") == Counter(
-        d.task_type for d in test14 if d.task_type != "Breakfast")
-    mixed += test16
+    for path in (TEST15_DIALOGUES, TEST16_DIALOGUES):  # rounds 40's and 41's: as round 39's
+        dialogues = load_human_dialogues(path)
+        assert Counter((d.params["menu"], d.params["serve"]) for d in dialogues if d.task_type == "Breakfast") == {
+            (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
+        assert Counter(d.task_type for d in dialogues if d.task_type != "Breakfast") == Counter(
+            d.task_type for d in test14 if d.task_type != "Breakfast")
+        mixed += dialogues
     check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
     from icalkit.data_gen.request_pairs import RequestPairConfig, request_pairs
 
