@@ -379,7 +379,7 @@ class Composer:
         plate": "a small salad: one lettuce slice, one tomato slice on a plate"); not "an apple slice" beside a
         sandwich, nor a toast, which names no food."""
         foods = type_foods(self.examples)
-        into: dict[int, list[str]] = {}  # a host part -> the items folded into it
+        into: dict[int, list[int]] = {}  # a host part -> the parts folded into it
         for k, (_, item, example) in enumerate(chosen):
             named = named_foods(item.split(DESCRIBED, 1)[0])
             host = next((j for j, (_, _, dish) in enumerate(chosen) if j != k and j not in into.get(k, ()) and named
