@@ -62,7 +62,7 @@ from icalkit.agents.demo_end_state import (
     program_placements,
     renamed,
 )
-from icalkit.agents.food_swap import as_food, named_food, named_foods, recipe_foods, type_foods
+from icalkit.agents.food_swap import named_food, named_foods, recipe_foods, swapped_texts, type_foods
 from icalkit.agents.grounding import bind_object_names, unpin
 from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_reading import cancelled, is_cancelled
@@ -318,6 +318,7 @@ class Composer:
         self._texts: list[str] = []
         self._foods: list[str] = []  # each example's food, where its type is a recipe over foods
         self._owned: set[str] = set()  # the foods of a type of their own (bread: the toast's)
+        self._type_foods: dict[str, set[str]] = {}  # a type -> the foods its demonstrations work
         self._as_food: dict[str, np.ndarray] = {}  # a food -> the requests' vectors, read as about it
         self._composite: set[str] | None = None
         self._dishes: set[str] = set()
@@ -335,15 +336,16 @@ class Composer:
                     owner.append(i)
         self._owner, self._texts = np.asarray(owner, int), texts
         self._foods, self._owned = recipe_foods(self.examples)
+        self._type_foods = type_foods(self.examples)
         self._vectors = self.memory.text_embedder.embed_text(texts) if texts else np.zeros((0, 0), np.float32)
 
     def _vectors_about(self, food: str) -> np.ndarray:
-        """The requests' vectors, those of a recipe over foods read as about ``food`` (:func:`as_food`), once."""
+        """The requests' vectors, those of a recipe over foods read as about ``food`` (:func:`swapped_texts`), once; as
+        they are for no food or one of a type of its own."""
+        if not food or food in self._owned:
+            return self._vectors
         if food not in self._as_food:
-            shown = [self._foods[i] for i in self._owner.tolist()]  # each request's example's food, if a recipe's
-            swapped = {k: as_food(text, shown[k], food) for k, text in enumerate(self._texts)
-                       if shown[k] not in ("", food)}
-            swapped = {k: text for k, text in swapped.items() if text != self._texts[k]}
+            swapped = swapped_texts(self._texts, [self._foods[i] for i in self._owner.tolist()], food)
             vectors = self._vectors.copy()
             if swapped:
                 vectors[list(swapped)] = self.memory.text_embedder.embed_text(list(swapped.values()))
@@ -361,8 +363,7 @@ class Composer:
         best: dict[int, np.ndarray] = {}
         if len(self._owner):
             texts = plain_names(item).split(DESCRIBED, 1)  # the dish ("a cup of joe": of coffee), and all that describes it
-            food = named_food(texts[0])
-            vectors = self._vectors_about(food) if food and food not in self._owned else self._vectors
+            vectors = self._vectors_about(named_food(texts[0]))
             sims = vectors @ self.memory.text_embedder.embed_text(texts).T  # requests x texts
             for i, row in zip(self._owner.tolist(), sims, strict=True):
                 ex = self.examples[i]
@@ -378,13 +379,12 @@ class Composer:
         ingredients, folded into it as its description ("a small salad", "one lettuce slice", "one tomato slice on a
         plate": "a small salad: one lettuce slice, one tomato slice on a plate"); not "an apple slice" beside a
         sandwich, nor a toast, which names no food."""
-        foods = type_foods(self.examples)
         into: dict[int, list[int]] = {}  # a host part -> the parts folded into it
         for k, (_, item, example) in enumerate(chosen):
             named = named_foods(item.split(DESCRIBED, 1)[0])
             host = next((j for j, (_, _, dish) in enumerate(chosen) if j != k and j not in into.get(k, ()) and named
                          and example.task_type in self._ingredients.get(dish.task_type, set())
-                         and named <= foods.get(dish.task_type, set())), None)
+                         and named <= self._type_foods.get(dish.task_type, set())), None)
             if host is not None:
                 into.setdefault(host, []).append(k)
         gone = {k for folded in into.values() for k in folded}

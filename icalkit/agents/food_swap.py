@@ -35,11 +35,16 @@ def named_food(text: str) -> str:
     return next(iter(named)) if len(named) == 1 else ""
 
 
+def worked_foods(example: Any) -> set[str]:
+    """The food classes an example's program works (a sandwich's bread, lettuce and tomato)."""
+    return program_classes(example_program(example)) & set(FOODS)
+
+
 def type_foods(examples: Sequence[Any]) -> dict[str, set[str]]:
-    """Each task type's foods: the food classes its examples' programs work (a Sandwich's bread, lettuce, tomato)."""
+    """Each task type's foods: the food classes its examples' programs work (:func:`worked_foods`)."""
     out: defaultdict[str, set[str]] = defaultdict(set)
     for ex in examples:
-        out[ex.task_type] |= program_classes(example_program(ex)) & set(FOODS)
+        out[ex.task_type] |= worked_foods(ex)
     return dict(out)
 
 
@@ -48,8 +53,7 @@ def recipe_foods(examples: Sequence[Any]) -> tuple[list[str], set[str]]:
     food class, two or more across them), "" for the others (a coffee; a salad's three foods); and the foods
     another type's examples all work alone (bread: the Plate Of Toast's), which no recipe is read as about ("a
     bit of bread" stays a toast's)."""
-    one = [(program_classes(example_program(ex)) & set(FOODS)) for ex in examples]
-    foods = [next(iter(f)) if len(f) == 1 else "" for f in one]
+    foods = [next(iter(f)) if len(f) == 1 else "" for f in map(worked_foods, examples)]
     by_type: defaultdict[str, set[str]] = defaultdict(set)
     for ex, food in zip(examples, foods, strict=True):
         by_type[ex.task_type].add(food)
@@ -63,3 +67,11 @@ def as_food(text: str, shown: str, food: str) -> str:
     """``text`` with the ``shown`` food's word (and its plural) as ``food``'s: "slice the tomatoes" -> "slice the
     apple"."""
     return re.sub(rf"\b{re.escape(class_phrase(shown))}(?:e?s)?\b", class_phrase(food), text, flags=re.IGNORECASE)
+
+
+def swapped_texts(texts: Sequence[str], shown: Sequence[str], food: str) -> dict[int, str]:
+    """Index -> text, for each of ``texts`` that reads otherwise as about ``food`` (:func:`as_food`); ``shown``: each
+    text's food, "" where it is no recipe's."""
+    about = {k: as_food(text, was, food) for k, (text, was) in enumerate(zip(texts, shown, strict=True))
+             if was not in ("", food)}
+    return {k: text for k, text in about.items() if text != texts[k]}
