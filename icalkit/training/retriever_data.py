@@ -60,7 +60,8 @@ def training_pairs(task_types: Sequence[str], n_per_type: int, seed: int = 0, ke
 # hand-written turns that are word for word one of the generators' own phrases, written by chance (round 30's
 # test set asks for "a slice of lettuce and a slice of tomato", as the generator's salads do; round 37's "one slice
 # of lettuce and one slice of tomato", as 208 of the request reader's 1,500 pairs do): no leakage
-GENERATOR_PHRASES = frozenset({"a slice of lettuce and a slice of tomato", "one slice of lettuce and one slice of tomato"})
+GENERATOR_PHRASES = frozenset({"a slice of lettuce and a slice of tomato", "one slice of lettuce and one slice of tomato",
+                               "put all the potatoes on one plate"})  # test17 holds the last as a whole turn
 
 
 def held_out_turns(held_out: Sequence[HumanDialogue]) -> set[str]:
