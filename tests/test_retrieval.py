@@ -219,9 +219,8 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     from icalkit.training.retriever_data import (
         GENERATOR_PHRASES,
         TFD_TYPES,
-        RetrieverDataError,
-        check_held_out,
         training_pairs,
+        without_held_out,
     )
 
     hand = load_human_dialogues()
@@ -229,7 +228,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     assert set(counts) == set(TFD_TYPES) and min(counts.values()) >= 3
     dev = load_human_dialogues(DEV_DIALOGUES)  # the set settings are chosen on: other dialogues, same types
     assert Counter(d.task_type for d in dev) == dict.fromkeys(TFD_TYPES, 3)
-    long_turns = lambda ds: {t for d in ds for _, t in d.dialogue if len(t) > 30}  # noqa: E731 (as check_held_out)
+    long_turns = lambda ds: {t for d in ds for _, t in d.dialogue if len(t) > 30}  # noqa: E731 (as without_held_out)
     # written without copying the test set; one short turn came out word for word the same in both
     # (found after the dev set was used; kept so that the dev figures in docs/memory.md reproduce)
     assert long_turns(dev) & long_turns(hand) == {"2 lettuce slices and a tomato slice"}
@@ -241,9 +240,8 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
     # written blind to the other sets; one Driver-like turn came out word for word as in an earlier set
     assert long_turns(test3) & (long_turns(hand) | long_turns(dev) | long_turns(test2)) == {
         "lettuce and tomato are on the plate"}
-    with pytest.raises(RetrieverDataError, match="held-out test set"):
-        check_held_out([{"anchor": dev[0].dialogue[0][1] + " " + dev[0].dialogue[1][1], "positive": "x"}],
-                       [*hand, *dev])
+    leaked = [{"anchor": dev[0].dialogue[0][1] + " " + dev[0].dialogue[1][1], "positive": "x"}]
+    assert without_held_out(leaked, [*hand, *dev]) == ([], 1)
     rows = training_pairs(TFD_TYPES, 3, seed=1, keys=("commander", "dialogue"))
     assert {r["task_type"] for r in rows} == set(TFD_TYPES)
     test4 = load_human_dialogues(TEST4_DIALOGUES)  # round 31's, by another writer who never read the reader
@@ -301,15 +299,14 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         assert Counter(d.task_type for d in dialogues if d.task_type != "Breakfast") == Counter(
             d.task_type for d in test14 if d.task_type != "Breakfast")
         mixed += dialogues
-    check_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed])
+    assert without_held_out(rows, [*hand, *test2, *test3, *test4, *test5, *test6, *mixed]) == (rows, 0)
     from icalkit.data_gen.request_pairs import RequestPairConfig, request_pairs
 
     said = [r["anchor"].lower() for r in rows] + [r["prompt"][-1]["content"].lower()  # the request reader's too
                                                   for r in request_pairs(RequestPairConfig(listed=60, seed=3))]
     assert all(any(p in t for t in said) for p in GENERATOR_PHRASES)  # exempt: the generators' own phrases
-    leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}]
-    with pytest.raises(RetrieverDataError, match="held-out test set"):
-        check_held_out(leaked, hand)
+    leaked = [{**rows[0], "anchor": rows[0]["anchor"] + "\n" + hand[0].dialogue[1][1]}, *rows[1:]]
+    assert without_held_out(leaked, hand) == (rows[1:], 1)
     bad = tmp_path / "bad.yaml"
     bad.write_text("- {id: x, task_type: Make Tea, params: {}, dialogue: [[Commander, hi]]}\n")
     with pytest.raises(DialogueFileError, match="unknown task type 'Make Tea'"):

@@ -79,13 +79,13 @@ def build_dataset(cfg: Config) -> Path:
         if state.is_main_process and cfg.pairs == "requests":
             from icalkit.data_gen.request_pairs import request_pairs, write_request_pairs
             from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
-            from icalkit.training.retriever_data import held_out_turns, held_turn
+            from icalkit.training.retriever_data import without_held_out
 
             # a request composed of short phrases can hold a hand-written turn by chance: it is dropped, counted
-            turns = held_out_turns([d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
-            rows = request_pairs(cfg.requests)
-            kept = [r for r in rows if not held_turn(f"{r['prompt'][-1]['content']}\n{r['completion']}", turns)]
-            print(json.dumps(write_request_pairs(kept, cfg.requests, data_dir, len(rows) - len(kept)), indent=1))
+            kept, dropped = without_held_out(request_pairs(cfg.requests),
+                                             [d for path in HAND_WRITTEN for d in load_human_dialogues(path)],
+                                             lambda r: f"{r['prompt'][-1]['content']}\n{r['completion']}")
+            print(json.dumps(write_request_pairs(kept, cfg.requests, data_dir, dropped), indent=1))
         elif state.is_main_process and cfg.data.env == "alfworld":
             from icalkit.data_gen.alfworld_plans import build_alfworld_pairs
 

@@ -66,7 +66,7 @@ class Config:
 def run(cfg: Config) -> int:
     from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
     from icalkit.envs.household.tasks.registry import TASK_TYPES
-    from icalkit.training.retriever_data import check_held_out, training_pairs
+    from icalkit.training.retriever_data import training_pairs, without_held_out
     from icalkit.training.train_retriever import train_retriever
 
     try:
@@ -76,8 +76,9 @@ def run(cfg: Config) -> int:
         return 2
     rows = training_pairs(cfg.task_types or list(TASK_TYPES), cfg.pairs_per_type, cfg.seed, cfg.keys,
                           cfg.human_share, cfg.goal_share)
-    check_held_out(rows, [d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
-    print(f"{len(rows)} training pairs; training for at most {cfg.train.max_minutes} min on "
+    rows, dropped = without_held_out(rows, [d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
+    print(f"{len(rows)} training pairs ({dropped} dropped: they hold a hand-written turn); training for at most "
+          f"{cfg.train.max_minutes} min on "
           f"{cfg.train.threads} thread(s)")
     summary = train_retriever(rows, cfg.out_dir, cfg.train)
     print(json.dumps(summary, indent=1))

@@ -443,7 +443,7 @@ def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
 def write_request_pairs(rows: list[dict[str, Any]], cfg: RequestPairConfig, out_dir: str | Path,
                         dropped_held_out: int = 0) -> dict[str, Any]:
     """Write the pairs under ``out_dir`` (pairs.jsonl, dataset/, stats.json); ``icalkit finetune`` first drops
-    those that hold a hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.held_out_turns`),
+    those that hold a hand-written dialogue's turn (:func:`~icalkit.training.retriever_data.without_held_out`),
     ``dropped_held_out`` of them."""
     from collections import Counter
 
