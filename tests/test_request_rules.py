@@ -182,7 +182,7 @@ def test_a_dish_listed_with_the_one_before_is_its_own_item() -> None:
     and "… with the toast on a plate" stay as they are."""
     said = [("Commander", "can u make me some toast"), ("Driver", "How many?"),
             ("Commander", "one toast. i'd rather have a coffee with the toast")]
-    assert request_items(said)[0] == ["one toast", "a coffee"]
+    assert request_items(said)[0] == ["some toast: one toast", "a coffee"]
     assert request_items([("Commander", "I want a sandwich with lettuce")])[0] == ["a sandwich with lettuce"]
     assert request_items([("Commander", "I want a coffee with the toast")])[0] == ["a coffee with the toast"]
     kept = [("Commander", "I want a toast"), ("Commander", "then a slice of tomato with the toast on a plate")]
@@ -195,3 +195,36 @@ def test_plain_names_mends_a_dish_words_misspelling_not_its_other_forms() -> Non
     # another form of a dish word, a short word and a word merely like one stay as said
     for said in ("toasted potatoes", "two tomatoes", "tost", "ready", "roast beef", "sandwiches"):
         assert plain_names(said) == said
+
+
+def test_request_items_reads_brackets_n_a_request_to_you_and_a_sentence_that_only_describes() -> None:
+    """A bracket after a dish describes it; "n" joins a list; "could you make me", "can u do" and "I should like" lead
+    a list (not "can you make sure", "could you bring them"); a later short sentence of no dish describes the item
+    before; an item's "instead of …" names what it replaces, and "swap the potato for …" what replaces it."""
+    said = [("Commander", "ok so today i want coffee, a sandwich (lettuce tomato, toasted) and some apple slices")]
+    assert request_items(said)[0] == ["coffee", "a sandwich: lettuce tomato, toasted", "some apple slices"]
+    assert request_items([("Commander", "coffee + a small salad (lettuce, tomato) on the dining table")]) == (
+        ["coffee", "a small salad on the dining table: lettuce, tomato"], [])
+    assert request_items([("Commander", "a coffee and a plate of toast (all on the table)")]) == (
+        ["a coffee", "a plate of toast"], ["all on the table"])
+    assert request_items([("Commander", "coffee n toast pls")])[0] == ["coffee", "toast pls"]
+    said = [("Commander", "Could you make me a coffee and cook up a couple of potato slices? Two should do it.")]
+    assert request_items(said)[0] == ["a coffee", "cook up a couple of potato slices: two should do it"]
+    assert request_items([("Commander", "this morning I should like a coffee, a plate of toast")])[0] == [
+        "a coffee", "a plate of toast"]
+    assert request_items([("Commander", "can u do coffee and toast")])[0] == ["coffee", "toast"]
+    assert request_items([("Commander", "can you make sure the mug is clean")])[0] == []
+    assert request_items([("Commander", "Can you make me breakfast and leave it on the counter?")]) == (
+        [], ["on the counter"])
+    said = [("Commander", "coffee and an apple slice"), ("Commander", "wait, can u do potatoes instead of the apple. "
+                                                                     "cooked, 2 slices")]
+    assert request_items(said)[0] == ["coffee", "an apple slice", "potatoes: cooked, 2 slices"]
+    # a longer sentence is no description ("hmm, make it two slices, three's too much"); a swap names its new dish
+    said = [("Commander", "three slices of cooked potato"), ("Commander", "hmm, make it two slices, three's too much")]
+    assert request_items(said)[0] == ["three slices of cooked potato", "three's too much"]
+    assert request_items([("Commander", "a coffee and some potato"), ("Commander", "swap the potato for a slice of "
+                                                                                  "apple")])[0] == [
+        "a coffee", "some potato", "a slice of apple"]
+    said = [("Commander", "toast and an apple slice"), ("Commander", "one each")]
+    assert request_items(said)[0] == ["toast", "an apple slice: one each"]
+    assert request_items([("Commander", "a toast"), ("Commander", "and a coffee")])[0] == ["a toast", "a coffee"]

@@ -19,21 +19,24 @@ from icalkit.memory.keys import dialogue_turns
 
 SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 COUNT = r"(?:a|an|one|two|three|four|five|some|\d+)\b"
+NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
 # a sentence's lead before the dishes it lists: "Make breakfast:", "Let's make breakfast -", "I want", "I'd rather
-# have", "I'll have", "can I get"
+# have", "I should like", "I'll have", "can I get", "could you make me", "can u do" (not "can you make sure", "could
+# you bring them")
 LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'?d\s+(?:like|rather(?:\s+have)?)\b"
-                  r"|\bi\s+would\s+(?:like|rather(?:\s+have)?)\b|\bi'?ll\s+(?:have|take)\b|\b(?:can|could|may)\s+i\s+(?:get|have)\b)\s*",
-                  re.IGNORECASE)
+                  r"|\bi\s+(?:would|should)\s+(?:like|rather(?:\s+have)?)\b|\bi'?ll\s+(?:have|take)\b"
+                  r"|\b(?:can|could|may)\s+i\s+(?:get|have)\b|\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+)?"
+                  r"(?:make|do|get|fix|prepare|bring)(?:\s+(?:me|us))?\s+(?!(?:me|us)\b)" + NOT_A_DISH + r")\s*", re.IGNORECASE)
 # an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
-# mug of coffee", "please make me a sandwich", "both a mug of coffee"); a step that cooks ("then toast a
+# mug of coffee", "please make me a sandwich", "both a mug of coffee", "swap the potato for a slice of apple"); a step that cooks ("then toast a
 # slice of bread", kept whole); a dish a step in a sequence makes ("first make coffee": "coffee"; not
 # "also make sure the plate is clean", "first make breakfast"); not "slice the vegetables with a knife"
 STEP_WORDS = r"(?:please|first|then|next|now|also|finally|after\s+that|and|both)"
 STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
 IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
-NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinner|a\s+meal)\b)"
-ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?|make\s+(?:it|that)\s+(?=an?\b))?"
-                  r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil|slice)\s+" + COUNT + "))"
+ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?|make\s+(?:it|that)\s+(?=an?\b)"
+                  r"|swap\s+(?:out\s+)?(?:the\s+|my\s+)?[a-z]+\s+(?:for|with)\s+)?"
+                  r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil|slice)(?:\s+up)?\s+" + COUNT + "))"
                   r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
                   re.IGNORECASE)
 # where everything goes: "all on the table", "everything on the counter", "both go on the table", "put them
@@ -60,9 +63,12 @@ MOVED = re.compile(r"^(?:" + STEP_WORDS + r"\s+)*(?:carry|bring|take|move|put|pl
                    r"(?P<what>.+?)" + TO_PLACE, re.IGNORECASE)
 DISHES = re.compile(r"\b(?:them|both|all|everything|and)\b|" + MEAL, re.IGNORECASE)
 MEAL_AT = re.compile(MEAL + r".*?" + TO_PLACE, re.IGNORECASE)
-# between chunks: a list's conjunction ("and", "+", "&", "plus") or another separator
-SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|[+&])|[,:]|\s-\s)\s*", re.IGNORECASE)
-CONJUNCTION = re.compile(r"and|plus|[+&]", re.IGNORECASE)
+# between chunks: a list's conjunction ("and", "+", "&", "plus", "n": "coffee n toast") or another separator
+SEPARATOR = re.compile(r"\s*((?:\band\b|\bplus\b|\bn\b|[+&])|[,:]|\s-\s)\s*", re.IGNORECASE)
+CONJUNCTION = re.compile(r"and|plus|n|[+&]", re.IGNORECASE)
+# a bracket after a dish that describes it: "a sandwich (lettuce tomato, toasted)", "small salad (lettuce, tomato)"
+BRACKET = re.compile(r"(?<=\w)\s*\(([^()]*)\)")
+HELD = re.compile(r"\x00(\d+)\x00")  # where a bracket's description was taken out of its item
 # a later sentence that describes a dish already listed, not more dishes: the answer to the Driver's question
 # about one ("what kind of sandwich?" -> "2 toasted bread slices with one lettuce and one tomato slice"), or a
 # sentence that begins with the dish ("salad is one slice lettuce and one slice tomato", "the sandwich: ...")
@@ -82,12 +88,15 @@ DESCRIBED = ": "  # between an item and a later sentence that describes it (no i
 DESCRIBES = re.compile(r"^(?:(?:and|the|my|your)\s+)*(?!(?:it|this|that|these|those|they|there|which|what|both|all|everything)\b)"
                        r"(?P<dish>[a-z]+)(?:\s+(?:is|are|has|have|needs?|should|with)\b|\s*:)",
                        re.IGNORECASE)
+# the tail of an item that names the dish it replaces: "potatoes instead of the apple", "a sandwich in place of toast"
+REPLACES = re.compile(r"\s+(?:instead\s+of|in\s+place\s+of|rather\s+than)\b.*$", re.IGNORECASE)
 # the tail of "a coffee with the toast": a dish listed before, and nothing after it ("… with the toast on a plate": kept)
 WITH_THE = re.compile(r"\s+(?:with|beside|alongside)\s+the\s+(?P<dish>[a-z]+)(?:\s+(?:pls|please|too|thanks))?\s*$",
                       re.IGNORECASE)
 FILLER = frozenset("a an the one two three four five some of on in with for my me please".split())
 ASKING = frozenset("and or it them do you want should would like i use what which kind sort type how much many go goes "
                    "put inside".split())
+SHORT = 5  # the words of a later sentence that may describe the item before ("cooked, 2 slices", "a bowl, a clean one")
 TYPO = 0.85  # difflib's similarity of a word and its misspelling: "cofee" 0.91, "letuce" 0.92; "toast"/"roast" 0.8
 VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  # what a dish is served in
 # the words that name a breakfast's dishes and their foods (their other names: mention_grounding.OTHER_NAMES)
@@ -140,6 +149,8 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
             listed, told = sentence_items(sentence, led=answers)  # "Anything to drink?" - "coffee"
             if listed and (dish := described_item(sentence, question, items)) is not None:
                 items[dish] += DESCRIBED + sentence
+            elif listed and items and not told and len(sentence.split()) <= SHORT and not any(map(names_dish, listed)):
+                items[-1] += DESCRIBED + sentence  # "potatoes instead of the apple. cooked, 2 slices"
             else:
                 items += [without_listed(item, items) for item in listed]
             serving += told
@@ -177,6 +188,12 @@ def described_item(sentence: str, question: str, items: Sequence[str]) -> int | 
     return best[2] if best[:2] != (0, 0) else None
 
 
+def names_dish(item: str) -> bool:
+    """Whether ``item`` names a dish or food (:data:`DISH_WORDS`; their other names and misspellings too): "2 slices"
+    and "cooked" do not; "potatoes", "a hot cup of joe" do."""
+    return any(same_word(w, DISH_WORDS) for w in dish_words(plain_names(item)))
+
+
 def same_word(word: str, words: set[str]) -> bool:
     """Whether ``words`` holds ``word``, another form of it ("toast" for "toasted", "potatoes" for "potato") or a
     misspelling of it (:data:`TYPO`: "cofee", "sandwitch", "letuce")."""
@@ -211,7 +228,8 @@ def dish_words(text: str) -> set[str]:
 
 def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[str]]:
     """A sentence's items and serving clauses, read after its lead ("Make breakfast:", "I want") as chunks
-    between commas, colons, dashes and a list's conjunctions ("and", "+", "&", "plus").
+    between commas, colons, dashes and a list's conjunctions ("and", "+", "&", "plus", "n"). A bracket after a word
+    describes the item it ends in (:data:`BRACKET`, :func:`described`), or says where everything goes.
 
     An item begins with a chunk that begins with an article or a number after at most a step's words
     (:data:`ITEM`: "then a plate of toast"), with a step that makes a dish ("first make coffee": "coffee")
@@ -225,7 +243,15 @@ def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[st
     the sentence's lead when no item began yet ("Breakfast time!")."""
     current: list[str] = []
     serving: list[str] = []
-    listed, lead = LEAD.subn("", sentence, count=1)
+    held: list[str] = []  # the brackets' descriptions, each held out of its item while the chunks are read
+
+    def hold(found: re.Match[str]) -> str:
+        if SERVE.search(found[1]) or PLACE.match(found[1].strip()):
+            return ", " + found[1]  # "coffee and toast (all on the table)": where they go
+        held.append(found[1].strip())
+        return f"\x00{len(held) - 1}\x00"
+
+    listed, lead = LEAD.subn("", BRACKET.sub(hold, sentence), count=1)
     led = led or bool(lead) or foods_listed(listed)
     bare = False  # the item being read began without an article, after a lead ("I want coffee")
     before: list[str] = []  # dishes without an article before the first item, each joined by a conjunction
@@ -249,7 +275,15 @@ def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[st
             current[-1] += " and " + chunk
         listing = CONJUNCTION.fullmatch(sep) or (sep == "," and len(dish.split()) <= 2)  # "coffee, a slice of toast…"
         before = [*before, dish] if dish and not current and listing else []
-    return current, serving
+    return [described(REPLACES.sub("", item), held) for item in current], [HELD.sub(lambda f: f" ({held[int(f[1])]})", c) for c in serving]
+
+
+def described(item: str, held: Sequence[str]) -> str:
+    """``item`` with the descriptions its brackets held (:func:`sentence_items`) after it (:data:`DESCRIBED`): "a
+    sandwich (lettuce tomato, toasted)" -> "a sandwich: lettuce tomato, toasted"."""
+    told = [held[int(k)] for k in HELD.findall(item)]
+    plain = " ".join(HELD.sub(" ", item).split())
+    return DESCRIBED.join([plain, ", ".join(told)]) if told and any(told) else plain
 
 
 def foods_listed(text: str) -> bool:
