@@ -251,6 +251,7 @@ def test_a_class_the_commander_takes_back_loses_its_mentions(embedder):
     # the words that take back a dish take back a class too (mention_grounding.TAKE_BACK), not where negated
     assert taken("nvm the plate, use a bowl instead") == ["plate"] == taken("forget the plate, a bowl")
     assert taken("never forget the plate") == [] == taken("don't skip the mug")
+    assert taken("swap the plate for a bowl") == ["plate"]
     said = [("Commander", "Can you slice the lettuce and put a slice on a plate"), ("Driver", "Sure, on a plate."),
             ("Commander", "wait no, not a plate. put it in a bowl instead")]
     scores = mention_scores(embedder, said, ["Plate", "Bowl"])

@@ -284,6 +284,7 @@ def test_a_dish_is_cancelled_when_the_commanders_last_word_on_it_cancels_it() ->
     assert cancelled(commander("a salad", "Actually no, leave the potato out.")) == {"potato"}
     assert cancelled(commander("make it a sandwich instead of plain toast")) == {"bread"}
     assert cancelled(commander("hmm, changed my mind on the apple, cooked potatoes instead")) == {"apple"}
+    assert cancelled(commander("coffee and some cooked potato", "swap the potato for a slice of apple")) == {"potato"}
     assert cancelled(commander("no coffee", "hmm, ok, a small coffee after all")) == set()  # asked for again
     assert cancelled(commander("two slices of bread", "no, plain, not toasted. no toasting")) == set()
     assert cancelled(commander("put the pot on the stove, drop the potato in")) == set()
