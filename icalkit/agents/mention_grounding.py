@@ -56,14 +56,16 @@ CLAUSE = re.compile(r"[^.;,!?]+[.;,!?]*")  # "the mugs are in the cabinet, pleas
 # the words that take back what follows, a class or a dish ("forget the plate", "scratch the coffee", "nvm the
 # bowl", "swap the potato for a slice of apple"); not "don't forget the mug", "never skip the coffee"
 # (request_reading.CANCELLED reads dishes with them too)
-TAKE_BACK = r"(?<!nt\s)(?<!n't\s)(?<!not\s)(?<!never\s)(?:forget|skip|scratch|cancel|ditch|nix|never\s*mind|nvm|swap(?:\s+out)?)"
+TAKE_BACK = (r"(?<!nt\s)(?<!n't\s)(?<!not\s)(?<!never\s)"
+             r"(?:forget|skip|scratch|cancel|ditch|nix|never\s*mind|nvm|swap(?:\s+out)?)")
 # what the Commander takes back or rules out: "not a plate, put it in a bowl", "in a bowl instead of the plate",
 # "on the counter, not the table", "not the mugs, only the cups", "don't put it in the sink", "no tomato", "nvm the
 # plate, use a bowl"; not "I can't find the apple"
 CANCEL = re.compile(r"(?:\b(?:" + TAKE_BACK + r"|not|no|without|instead\s+of|rather\s+than)"
                     r"|n't\s+(?:want|need|use|put|place|bring|leave|set))"
                     r"\s+(?:(?:put|place|leave|use|set)\s+)?(?:(?:it|them)\s+)?(?:(?:in|on|into|onto|inside|at)\s+)?"
-                    r"(?:(?:a|an|the|that|this|my|any|those|these)\s+)?(?P<what>(?!(?:for|with)\b)[a-z]+(?:\s+(?!(?:for|with)\b)[a-z]+)?)")
+                    r"(?:(?:a|an|the|that|this|my|any|those|these)\s+)?"
+                    r"(?P<what>(?!(?:for|with)\b)[a-z]+(?:\s+(?!(?:for|with)\b)[a-z]+)?)")
 
 
 class CachedEmbedder:

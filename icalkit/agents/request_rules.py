@@ -25,16 +25,20 @@ NOT_A_DISH = r"(?!(?:sure|certain|it|them|that|this|breakfast|brunch|lunch|dinne
 # you bring them")
 LEAD = re.compile(r"^(?:(?!\b" + COUNT + r").)*?(?::|\s-\s|\bi\s+want\b|\bi'?d\s+(?:like|rather(?:\s+have)?)\b"
                   r"|\bi\s+(?:would|should)\s+(?:like|rather(?:\s+have)?)\b|\bi'?ll\s+(?:have|take)\b"
-                  r"|\b(?:can|could|may)\s+i\s+(?:get|have)\b|\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+)?"
-                  r"(?:make|do|get|fix|prepare|bring)(?:\s+(?:me|us))?\s+(?!(?:me|us)\b)" + NOT_A_DISH + r")\s*", re.IGNORECASE)
+                  r"|\b(?:can|could|may)\s+i\s+(?:get|have)\b"
+                  r"|\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+)?"
+                  r"(?:make|do|get|fix|prepare|bring)(?:\s+(?:me|us))?\s+(?!(?:me|us)\b)" + NOT_A_DISH + r")\s*",
+                  re.IGNORECASE)
 # an item: an article or a number, after at most a step's words ("then a plate of toast", "start with a
-# mug of coffee", "please make me a sandwich", "both a mug of coffee", "swap the potato for a slice of apple"); a step that cooks ("then toast a
-# slice of bread", kept whole); a dish a step in a sequence makes ("first make coffee": "coffee"; not
-# "also make sure the plate is clean", "first make breakfast"); not "slice the vegetables with a knife"
+# mug of coffee", "please make me a sandwich", "both a mug of coffee", "swap the potato for a slice of apple"); a
+# step that cooks ("then toast a slice of bread", "cook up two slices", kept whole); a dish a step in a sequence
+# makes ("first make coffee": "coffee"; not "also make sure the plate is clean", "first make breakfast"); not "slice
+# the vegetables with a knife"
 STEP_WORDS = r"(?:please|first|then|next|now|also|finally|after\s+that|and|both)"
 STEP = r"^(?:" + STEP_WORDS + r"\s+)*"
 IN_SEQUENCE = r"^(?:please\s+)?(?:and\s+)?(?:first|then|next|now|also|finally|after\s+that)\s+(?:please\s+)?"
-ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?|make\s+(?:it|that)\s+(?=an?\b)"
+ITEM = re.compile(STEP + r"(?:(?:(?:start|begin|finish)\s+with\s+"
+                  r"|(?:make|prepare|get|bring|serve|give)\s+(?:me\s+|us\s+)?|make\s+(?:it|that)\s+(?=an?\b)"
                   r"|swap\s+(?:out\s+)?(?:the\s+|my\s+)?[a-z]+\s+(?:for|with)\s+)?"
                   r"(?=" + COUNT + r")|(?=(?:toast|cook|brew|fry|boil|slice)(?:\s+up)?\s+" + COUNT + "))"
                   r"|" + IN_SEQUENCE + r"(?:make|prepare|brew|fix)\s+(?:me\s+|us\s+)?" + NOT_A_DISH + r"(?=\w)",
@@ -275,7 +279,8 @@ def sentence_items(sentence: str, led: bool = False) -> tuple[list[str], list[st
             current[-1] += " and " + chunk
         listing = CONJUNCTION.fullmatch(sep) or (sep == "," and len(dish.split()) <= 2)  # "coffee, a slice of toast…"
         before = [*before, dish] if dish and not current and listing else []
-    return [described(REPLACES.sub("", item), held) for item in current], [HELD.sub(lambda f: f" ({held[int(f[1])]})", c) for c in serving]
+    return ([described(REPLACES.sub("", item), held) for item in current],
+            [HELD.sub(lambda f: f" ({held[int(f[1])]})", c) for c in serving])
 
 
 def described(item: str, held: Sequence[str]) -> str:
