@@ -212,6 +212,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST15_DIALOGUES,
         TEST16_DIALOGUES,
         TEST17_DIALOGUES,
+        TEST18_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -292,7 +293,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
                          "Plate Of Toast", "Put All X In One Y", "Put All X On Y", "Water Plant"), 3),
         "Salad": 5, "Sandwich": 4}
     mixed += test14
-    for path in (TEST15_DIALOGUES, TEST16_DIALOGUES, TEST17_DIALOGUES):  # rounds 40-42's: as round 39's
+    for path in (TEST15_DIALOGUES, TEST16_DIALOGUES, TEST17_DIALOGUES, TEST18_DIALOGUES):  # rounds 40-42's: as 39's
         dialogues = load_human_dialogues(path)
         assert Counter((d.params["menu"], d.params["serve"]) for d in dialogues if d.task_type == "Breakfast") == {
             (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
