@@ -131,7 +131,6 @@ def _start_run(cfg: Config, report_to: str):
 def run(cfg: Config) -> int:
     from icalkit.data_gen.finetune_data import DatasetError
     from icalkit.training.finetune import train
-    from icalkit.training.retriever_data import RetrieverDataError
 
     report_to = "wandb" if cfg.wandb.enabled and cfg.wandb.mode != "disabled" else "none"
     try:
@@ -145,7 +144,7 @@ def run(cfg: Config) -> int:
         finally:
             if run is not None:
                 run.finish()
-    except (DatasetError, RetrieverDataError, FileNotFoundError) as exc:
+    except (DatasetError, FileNotFoundError) as exc:
         print(f"icalkit finetune: {exc}")
         return 1
     print(json.dumps(summary, indent=1))

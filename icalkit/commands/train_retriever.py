@@ -78,8 +78,7 @@ def run(cfg: Config) -> int:
                           cfg.human_share, cfg.goal_share)
     rows, dropped = without_held_out(rows, [d for path in HAND_WRITTEN for d in load_human_dialogues(path)])
     print(f"{len(rows)} training pairs ({dropped} dropped: they hold a hand-written turn); training for at most "
-          f"{cfg.train.max_minutes} min on "
-          f"{cfg.train.threads} thread(s)")
+          f"{cfg.train.max_minutes} min on {cfg.train.threads} thread(s)")
     summary = train_retriever(rows, cfg.out_dir, cfg.train)
     print(json.dumps(summary, indent=1))
     return 0

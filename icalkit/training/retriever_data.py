@@ -22,10 +22,6 @@ from icalkit.memory.keys import key_text
 TFD_TYPES = tuple(n for n, t in TASK_TYPES.items() if t.family == "teach")
 
 
-class RetrieverDataError(ValueError):
-    """Training data that leaks the hand-written test set."""
-
-
 def _instance(task_type: str, rng: random.Random, style: str, seed: str) -> tuple[str, list[tuple[str, str]]]:
     tt = TASK_TYPES[task_type]
     params = choose_params(tt, rng.choice(tt.rooms), rng)
