@@ -289,7 +289,7 @@ def described(item: str, held: Sequence[str]) -> str:
     sandwich (lettuce tomato, toasted)" -> "a sandwich: lettuce tomato, toasted"."""
     told = [held[int(k)] for k in HELD.findall(item)]
     plain = " ".join(HELD.sub(" ", item).split())
-    return DESCRIBED.join([plain, ", ".join(told)]) if told and any(told) else plain
+    return DESCRIBED.join([plain, ", ".join(told)]) if any(told) else plain
 
 
 def foods_listed(text: str) -> bool:
@@ -299,7 +299,7 @@ def foods_listed(text: str) -> bool:
     chunks = [c.strip(" .!?;") for c in SEPARATOR.split(text)[::2] if c.strip(" .!?;")]
     return len(chunks) >= 2 and all(
         len(words := re.findall(r"[a-z']+", c.lower())) <= 3 and "the" not in words and not NOT_LISTED.search(c)
-        and any(same_word(w, DISH_WORDS) for w in dish_words(plain_names(c))) for c in chunks)
+        and names_dish(c) for c in chunks)
 
 
 def moved_place(sentence: str) -> str | None:
