@@ -55,8 +55,13 @@ def training_pairs(task_types: Sequence[str], n_per_type: int, seed: int = 0, ke
 
 # hand-written turns that are word for word one of the generators' own phrases, written by chance (round 30's
 # test set asks for "a slice of lettuce and a slice of tomato", as the generator's salads do; round 37's "one slice
-# of lettuce and one slice of tomato", as 208 of the request reader's 1,500 pairs do): no leakage
-GENERATOR_PHRASES = frozenset({"a slice of lettuce and a slice of tomato", "one slice of lettuce and one slice of tomato"})
+# of lettuce and one slice of tomato", as 208 of the request reader's 1,500 pairs do; rounds 36-41's sets say the
+# other seven whole, and 95 of the retriever's and reader's pairs did too): no leakage
+GENERATOR_PHRASES = frozenset({
+    "a slice of lettuce and a slice of tomato", "one slice of lettuce and one slice of tomato",
+    "two cooked slices of potato on a plate", "two cooked slices of tomato on a plate",
+    "two cooked potato slices on a plate.", "three lettuce slices on a plate.", "put all the potatoes on one plate",
+    "make a slice of toast and put it on a clean plate", "cup of coffee and some cooked potato"})
 
 
 def held_out_turns(held_out: Sequence[HumanDialogue]) -> set[str]:
