@@ -19,6 +19,7 @@ round 39's, 28 breakfasts (4 per menu, 2 per serving place) and 36 dishes of eve
 :data:`TEST15_DIALOGUES` round 40's, the same mix by another writer. :data:`TEST16_DIALOGUES` round 41's, the same mix
 by another writer. :data:`TEST17_DIALOGUES` round 42's, the same mix by another writer.
 :data:`TEST18_DIALOGUES` round 42's second, the same mix by another writer.
+:data:`TEST19_DIALOGUES` round 43's, the same mix by another writer.
 Each test set was written by a writer who never read the code that reads dialogues, and scored once before it
 was read.
 """
@@ -51,11 +52,12 @@ TEST15_DIALOGUES = HUMAN_DIALOGUES.with_name("test15_dialogues.yaml")  # round 4
 TEST16_DIALOGUES = HUMAN_DIALOGUES.with_name("test16_dialogues.yaml")  # round 41's, breakfasts and every other type
 TEST17_DIALOGUES = HUMAN_DIALOGUES.with_name("test17_dialogues.yaml")  # round 42's, breakfasts and every other type
 TEST18_DIALOGUES = HUMAN_DIALOGUES.with_name("test18_dialogues.yaml")  # round 42's second, breakfasts, every other type
+TEST19_DIALOGUES = HUMAN_DIALOGUES.with_name("test19_dialogues.yaml")  # round 43's, breakfasts and every other type
 # every set: none may be trained on
 HAND_WRITTEN = (HUMAN_DIALOGUES, DEV_DIALOGUES, TEST2_DIALOGUES, TEST3_DIALOGUES, TEST4_DIALOGUES, TEST5_DIALOGUES,
                 TEST6_DIALOGUES, TEST7_DIALOGUES, TEST8_DIALOGUES, TEST9_DIALOGUES, TEST10_DIALOGUES, TEST11_DIALOGUES,
                 TEST12_DIALOGUES, TEST13_DIALOGUES, TEST14_DIALOGUES, TEST15_DIALOGUES, TEST16_DIALOGUES,
-                TEST17_DIALOGUES, TEST18_DIALOGUES)
+                TEST17_DIALOGUES, TEST18_DIALOGUES, TEST19_DIALOGUES)
 
 
 class DialogueFileError(ValueError):
