@@ -213,6 +213,7 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
         TEST16_DIALOGUES,
         TEST17_DIALOGUES,
         TEST18_DIALOGUES,
+        TEST19_DIALOGUES,
         DialogueFileError,
         load_human_dialogues,
     )
@@ -292,7 +293,8 @@ def test_hand_written_dialogues_are_valid_and_held_out(tmp_path) -> None:
                          "Plate Of Toast", "Put All X In One Y", "Put All X On Y", "Water Plant"), 3),
         "Salad": 5, "Sandwich": 4}
     mixed += test14
-    for path in (TEST15_DIALOGUES, TEST16_DIALOGUES, TEST17_DIALOGUES, TEST18_DIALOGUES):  # rounds 40-42's: as 39's
+    for path in (TEST15_DIALOGUES, TEST16_DIALOGUES, TEST17_DIALOGUES, TEST18_DIALOGUES,
+                 TEST19_DIALOGUES):  # rounds 40-43's: as 39's
         dialogues = load_human_dialogues(path)
         assert Counter((d.params["menu"], d.params["serve"]) for d in dialogues if d.task_type == "Breakfast") == {
             (m, s): 2 for m in BREAKFAST_MENUS for s in ("CounterTop", "DiningTable")}
@@ -317,8 +319,13 @@ def test_the_generators_phrases_are_exempt_and_nothing_else() -> None:
     from icalkit.config import load_config
     from icalkit.data_gen.request_pairs import request_pairs
     from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
-    from icalkit.training.retriever_data import GENERATOR_PHRASES, held_out_turns, held_turn, training_pairs, \
-        without_held_out
+    from icalkit.training.retriever_data import (
+        GENERATOR_PHRASES,
+        held_out_turns,
+        held_turn,
+        training_pairs,
+        without_held_out,
+    )
 
     cfg = load_config(train_retriever.Config, "configs/train_retriever_trained8.yaml")
     types = ["Clean All X", "Coffee", "N Cooked Slices Of X In Y", "N Slices Of X In Y", "Plate Of Toast",
