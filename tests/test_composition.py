@@ -109,13 +109,6 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     assert serving_place([], room, breakfast_memory.text_embedder, terse) == "DiningTable"
     assert serving_place([], room, breakfast_memory.text_embedder, terse[:2]) == ""
     assert serving_place(["on the plate"], room, breakfast_memory.text_embedder, terse) == "DiningTable"  # no place
-    # where the meal goes, taken back (test17's): "nvm" moves it, a "table" taken back names no table
-    moved = [("Commander", "and a sandwich. put it all on the counter"),
-             ("Commander", "nvm not the counter, dining table. kids r doing homework on the counter")]
-    assert serving_place(["put it all on the counter"], room, breakfast_memory.text_embedder, moved) == "DiningTable"
-    moved = [("Commander", "pls set up breakfast on the dining table: toast"),
-             ("Commander", "no coffee. oh and not the table actually, countertop")]
-    assert serving_place([], room, breakfast_memory.text_embedder, moved) == "CounterTop"
     assert serving_place([], room | {"Fridge"}, breakfast_memory.text_embedder,
                          [("Commander", "coffee, then put the toast in the fridge")]) == ""  # no table
     assert composer.parts(task.dialogue, "Coffee", room, task.task_id) == ([], [])
@@ -181,9 +174,6 @@ def test_composite_types_are_read_from_the_memory(breakfast_memory) -> None:
     # a dish's other name is the dish: a cup of joe is a coffee
     parts, _ = composer.parts([("Commander", "i want a cup of joe and a plate of toast")], "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("a cup of joe", "Coffee"), ("a plate of toast", "Plate Of Toast")]
-    # "one coffee" is a coffee (the learned retriever found it 0.59 like one, below ITEM_SIM)
-    parts, _ = composer.parts([("Commander", "i want one coffee and one toast")], "Breakfast", room, task.task_id)
-    assert [(item, ex.task_type) for item, ex in parts] == [("one coffee", "Coffee"), ("one toast", "Plate Of Toast")]
     # and a misspelt dish is the dish
     parts, _ = composer.parts([("Commander", "cofee and a plate of toast")], "Breakfast", room, task.task_id)
     assert [(item, ex.task_type) for item, ex in parts] == [("cofee", "Coffee"), ("a plate of toast", "Plate Of Toast")]

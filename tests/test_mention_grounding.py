@@ -252,11 +252,6 @@ def test_a_class_the_commander_takes_back_loses_its_mentions(embedder):
     assert taken("nvm the plate, use a bowl instead") == ["plate"] == taken("forget the plate, a bowl")
     assert taken("never forget the plate") == [] == taken("don't skip the mug")
     assert taken("swap the plate for a bowl") == ["plate"]
-    assert taken("nvm not the counter, dining table") == ["counter"]  # not "not the" (test17's)
-    # a mention spans no comma: "not the table actually, countertop" would claim "table" for the CounterTop
-    moved = mention_scores(embedder, ["not the table actually, countertop"], ["CounterTop", "DiningTable"])
-    assert moved["CounterTop"] == (1.0, 1.0) and moved["DiningTable"][1] < 0.6
-    assert mention_scores(embedder, ["just plonk it on the worktop"], ["CounterTop"])["CounterTop"][1] == 1.0
     said = [("Commander", "Can you slice the lettuce and put a slice on a plate"), ("Driver", "Sure, on a plate."),
             ("Commander", "wait no, not a plate. put it in a bowl instead")]
     scores = mention_scores(embedder, said, ["Plate", "Bowl"])

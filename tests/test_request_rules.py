@@ -228,19 +228,3 @@ def test_request_items_reads_brackets_n_a_request_to_you_and_a_sentence_that_onl
     said = [("Commander", "toast and an apple slice"), ("Commander", "one each")]
     assert request_items(said)[0] == ["toast", "an apple slice: one each"]
     assert request_items([("Commander", "a toast"), ("Commander", "and a coffee")])[0] == ["a toast", "a coffee"]
-
-
-def test_request_items_reads_a_list_sent_somewhere_and_no_chit_chat() -> None:
-    """Round 43's (test16's and test17's): a bare list of foods may end in where it goes and a courtesy ("coffee and
-    apple slice on counter pls" listed nothing); an answer to "What can I do for you?" that names no dish and no
-    number is no list ("Ha, you missed out." was two items); "one coffee" is read as "a coffee"."""
-    assert request_items([("Commander", "coffee and apple slice on counter pls")])[0] == [
-        "coffee", "apple slice on counter pls"]
-    assert request_items([("Commander", "coffee and toast on the table")])[0] == []  # "the": a step, not a list
-    chat = [("Driver", "I missed it! What can I do for you this morning?"),
-            ("Commander", "Ha, you missed out. Anyway, breakfast: one coffee, and a sandwich with lettuce.")]
-    assert request_items(chat)[0] == ["one coffee", "a sandwich with lettuce"]
-    counted = [("Driver", "sliced. now what?"), ("Commander", "put 2 of the slices on a plate")]
-    assert request_items(counted)[0] == ["put 2 of the slices on a plate"]  # a number: still an answer's list
-    assert plain_names("one coffee and one slice of toast") == "a coffee and a slice of toast"
-    assert plain_names("someone") == "someone" and plain_names("one") == "one"

@@ -64,7 +64,7 @@ from icalkit.agents.demo_end_state import (
 )
 from icalkit.agents.food_swap import named_food, named_foods, recipe_foods, swapped_texts, type_foods
 from icalkit.agents.grounding import bind_object_names, unpin
-from icalkit.agents.mention_grounding import kept_text, mention_scores
+from icalkit.agents.mention_grounding import mention_scores
 from icalkit.agents.request_reading import cancelled, is_cancelled
 from icalkit.agents.request_rules import DESCRIBED, asked, asked_turns, plain_names, request_items, same_dish
 from icalkit.agents.served_vessels import is_dish
@@ -77,8 +77,8 @@ ITEM_SIM = 0.6  # a request's item no demonstration answers this well is no part
 TABLES = "Tables"  # the places a meal is served on when no clause says where (the counter, a table; not the fridge)
 SERVE_SIM = 0.7  # the serving place's words ("kitchen table" for the DiningTable), as CopyProgress.PLACE_SCORE
 TABLE = re.compile(r"\btables?\b", re.IGNORECASE)  # "table": the room's one kind of table ("the table pls")
-# a turn that changes where the meal goes: "wait no, the counter", "put it on the kitchen island instead", "nvm, table"
-MOVED_AGAIN = re.compile(r"\b(?:wait|actually|instead|rather|second\s+thought|change\s+of\s+plan|scratch|never\s*mind|nvm)\b",
+# a turn that changes where the meal goes: "wait no, the counter", "put it on the kitchen island instead"
+MOVED_AGAIN = re.compile(r"\b(?:wait|actually|instead|rather|second\s+thought|change\s+of\s+plan|scratch|never\s*mind)\b",
                          re.IGNORECASE)
 
 
@@ -282,11 +282,10 @@ def serving_place(clauses: Sequence[str], room: Collection[str], embedder: Any, 
 
 def _best_place(texts: Sequence[str], places: Sequence[str], embedder: Any) -> tuple[str, float]:
     """The place ``texts`` mention best (:func:`~icalkit.agents.mention_grounding.mention_scores`), and how well;
-    a text's "table" scores :data:`SERVE_SIM` for the one kind of table among ``places`` (:data:`TABLE`), unless the
-    text takes it back ("not the table actually, countertop")."""
+    a text's "table" scores :data:`SERVE_SIM` for the one kind of table among ``places`` (:data:`TABLE`)."""
     scores = {c: s[1] for c, s in mention_scores(embedder, list(texts), places).items()}
     kinds = [c for c in places if c.endswith("Table")]
-    if len(kinds) == 1 and any(TABLE.search(kept_text(t)) for t in texts):
+    if len(kinds) == 1 and any(TABLE.search(t) for t in texts):
         scores[kinds[0]] = max(scores[kinds[0]], SERVE_SIM)
     best = max(places, key=lambda c: (scores[c], c))
     return best, scores[best]

@@ -28,15 +28,13 @@ from icalkit.memory.keys import dialogue_turns
 MIN_SCORE = 0.6  # chosen on valid_seen's 300 (task, example) pairs: 0.5 / 0.6 / 0.7
 DECAY = 0.1  # per utterance (0.02, 0.05, 0.1 tie on valid_seen, 0.2 is worse)
 WORDS = re.compile(r"[a-z]+")
-PAUSE = re.compile(r"[.,;:!?]+")  # a stop or comma: no mention spans it
 NOT_PLURAL = frozenset({"has", "was", "its", "yes", "gas", "news", "always", "perhaps"})
 SIM_DECIMALS = 4  # a vector's floats vary by ~1e-7 with what it was embedded beside: exact ties stay ties
 RULES = frozenset({"same_use", "requested_places"})  # mention_replacements' rules, all on by default
 PHRASES = {"CounterTopBath": "bathroom counter top"}  # a class name of this simulator's own, in words
 # what people also call a class, besides its name: AI2-THOR's CounterTop holds kitchen islands, its SideTable
-# the nightstands by a bed, a British "worktop", "countertop" in one word (everyday English, not the task generator's
-# templates; MiniLM finds "countertop" 0.32 like "counter top")
-ALSO_CALLED = {"CounterTop": ("countertop", "kitchen island", "worktop"), "SideTable": ("nightstand", "bedside table"),
+# the nightstands by a bed (everyday English, not the task generator's templates)
+ALSO_CALLED = {"CounterTop": ("kitchen island",), "SideTable": ("nightstand", "bedside table"),
                "Sofa": ("couch",), "GarbageCan": ("trash can",), "Cabinet": ("cupboard",),
                "ToiletPaper": ("toilet roll",)}
 # Where a thing is, not where it goes: "the soap is in the bin", "you'll find one in the trash can",
@@ -62,10 +60,10 @@ TAKE_BACK = (r"(?<!nt\s)(?<!n't\s)(?<!not\s)(?<!never\s)"
              r"(?:forget|skip|scratch|cancel|ditch|nix|never\s*mind|nvm|swap(?:\s+out)?)")
 # what the Commander takes back or rules out: "not a plate, put it in a bowl", "in a bowl instead of the plate",
 # "on the counter, not the table", "not the mugs, only the cups", "don't put it in the sink", "no tomato", "nvm the
-# plate, use a bowl", "nvm not the counter, dining table"; not "I can't find the apple"
+# plate, use a bowl"; not "I can't find the apple"
 CANCEL = re.compile(r"(?:\b(?:" + TAKE_BACK + r"|not|no|without|instead\s+of|rather\s+than)"
                     r"|n't\s+(?:want|need|use|put|place|bring|leave|set))"
-                    r"\s+(?:(?:not|no)\s+)?(?:(?:put|place|leave|use|set)\s+)?(?:(?:it|them)\s+)?(?:(?:in|on|into|onto|inside|at)\s+)?"
+                    r"\s+(?:(?:put|place|leave|use|set)\s+)?(?:(?:it|them)\s+)?(?:(?:in|on|into|onto|inside|at)\s+)?"
                     r"(?:(?:a|an|the|that|this|my|any|those|these)\s+)?"
                     r"(?P<what>(?!(?:for|with)\b)[a-z]+(?:\s+(?!(?:for|with)\b)[a-z]+)?)")
 
@@ -143,26 +141,11 @@ def cancelled_words(utterance: str) -> set[int]:
     return out
 
 
-def kept_text(utterance: str) -> str:
-    """The utterance's words (:func:`spans`' words, lower case) less those it takes back (:func:`cancelled_words`):
-    "not the table actually, countertop" -> "actually countertop"."""
-    gone = cancelled_words(utterance)
-    return " ".join(w for i, w in enumerate(WORDS.findall(MEASURE.sub("", utterance.lower()))) if i not in gone)
-
-
 def spans(utterance: str, longest: int = 3) -> list[tuple[int, int, str]]:
     """The 1..``longest``-word spans of an utterance (lower case, letters only, nouns singular) as
-    ``(start, end, text)``, none across a stop or comma ("not the table actually, countertop" has no "actually
-    countertop", which would claim "table" for the CounterTop); a measure of coffee names no vessel
-    (:data:`MEASURE`)."""
-    words: list[str] = []
-    starts = []  # where each piece between stops begins
-    for piece in PAUSE.split(MEASURE.sub("", utterance.lower())):
-        starts.append(len(words))
-        words += [singular(w) for w in WORDS.findall(piece)]
-    ends = {i: e for a, e in zip(starts, [*starts[1:], len(words)], strict=True) for i in range(a, e)}
-    return [(i, i + n, " ".join(words[i:i + n])) for n in range(1, longest + 1) for i in range(len(words) - n + 1)
-            if i + n <= ends[i]]
+    ``(start, end, text)``; a measure of coffee names no vessel (:data:`MEASURE`)."""
+    words = [singular(w) for w in WORDS.findall(MEASURE.sub("", utterance.lower()))]
+    return [(i, i + n, " ".join(words[i:i + n])) for n in range(1, longest + 1) for i in range(len(words) - n + 1)]
 
 
 def mention_scores(embedder: Any, dialogue: Sequence[Any], classes: Sequence[str],

@@ -106,10 +106,6 @@ VESSELS = frozenset("plate plates mug mugs cup cups bowl bowls glass".split())  
 # the words that name a breakfast's dishes and their foods (their other names: mention_grounding.OTHER_NAMES)
 DISH_WORDS = frozenset("coffee toast bread apple potato lettuce tomato salad sandwich".split())
 OTHER_NAME = re.compile(r"\b(?:" + "|".join(OTHER_NAMES) + r")\b", re.IGNORECASE)
-WHERE_TO = re.compile(r"\b(?:on|onto)\b")  # where a list goes: "coffee and apple slice on counter pls"
-COURTESY = re.compile(r"\b(?:pls|plz|please|thanks|thx|ty)\b")
-NUMBER = re.compile(r"\b(?:\d+|two|three|four|five)\b", re.IGNORECASE)  # an answer with one lists: "2 of the slices"
-ONE = re.compile(r"\bone\s+(?=[a-z])", re.IGNORECASE)  # "one coffee": a coffee (plain_names)
 
 
 def asked(texts: Sequence[str]) -> list[str]:
@@ -161,8 +157,6 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
             elif listed and items and not told and len(sentence.split()) <= SHORT and not any(map(names_dish, listed)):
                 items[-1] += DESCRIBED + sentence  # "potatoes instead of the apple. cooked, 2 slices"
             else:
-                if answers and not any(names_dish(i) or NUMBER.search(i) for i in listed):
-                    listed, told = sentence_items(sentence)  # "What can I do for you?" - "Ha, you missed out."
                 items += [without_listed(item, items) for item in listed]
             serving += told
             place = None if listed or told else moved_place(sentence)
@@ -218,13 +212,11 @@ def misspelt(word: str, meant: str) -> bool:
 
 
 def plain_names(text: str) -> str:
-    """``text`` with a dish's other names as the dish's own (:data:`~icalkit.agents.mention_grounding.OTHER_NAMES`),
-    a dish word's misspellings mended (:func:`misspelt`) and "one" before a word as "a": "a cup of joe" -> "a cup of
-    coffee", "a cofee" -> "a coffee", "one coffee" -> "a coffee" (the learned retriever finds "one coffee" 0.59 like
-    a coffee's demonstration, "one salad" most like a Put All X In One Y's); not "toasted" nor "potatoes", another
-    form of the word."""
-    named = OTHER_NAME.sub(lambda found: OTHER_NAMES[found[0].lower()], ONE.sub("a ", text))
-    return re.sub(r"[a-z]+", _mended, named, flags=re.IGNORECASE)
+    """``text`` with a dish's other names as the dish's own (:data:`~icalkit.agents.mention_grounding.OTHER_NAMES`)
+    and a dish word's misspellings mended (:func:`misspelt`): "a cup of joe" -> "a cup of coffee", "a cofee" ->
+    "a coffee"; not "toasted" nor "potatoes", another form of the word."""
+    return re.sub(r"[a-z]+", _mended, OTHER_NAME.sub(lambda found: OTHER_NAMES[found[0].lower()], text),
+                  flags=re.IGNORECASE)
 
 
 def _mended(found: re.Match[str]) -> str:
@@ -301,14 +293,13 @@ def described(item: str, held: Sequence[str]) -> str:
 
 
 def foods_listed(text: str) -> bool:
-    """Whether ``text`` is a list of foods alone ("Coffee, fried potatoes and toast", "coffee and apple slice on
-    counter pls"): two chunks or more, each of at most three words (the last's before where the list goes and its
-    courtesies: :data:`WHERE_TO`, :data:`COURTESY`) that name a dish or food (:data:`DISH_WORDS`), none with "the" (a
-    step: "toast the bread") or a negation (:data:`NOT_LISTED`)."""
-    chunks = [c.strip(" .!?;").lower() for c in SEPARATOR.split(text)[::2] if c.strip(" .!?;")]
+    """Whether ``text`` is a list of foods alone ("Coffee, fried potatoes and toast"): two chunks or more, each of at
+    most three words that name a dish or food (:data:`DISH_WORDS`), none with "the" (a step: "toast the bread") or a
+    negation (:data:`NOT_LISTED`)."""
+    chunks = [c.strip(" .!?;") for c in SEPARATOR.split(text)[::2] if c.strip(" .!?;")]
     return len(chunks) >= 2 and all(
-        len(re.findall(r"[a-z']+", WHERE_TO.split(COURTESY.sub("", c), 1)[0] if c is chunks[-1] else c)) <= 3
-        and not re.search(r"\bthe\b", c) and not NOT_LISTED.search(c) and names_dish(c) for c in chunks)
+        len(words := re.findall(r"[a-z']+", c.lower())) <= 3 and "the" not in words and not NOT_LISTED.search(c)
+        and names_dish(c) for c in chunks)
 
 
 def moved_place(sentence: str) -> str | None:
