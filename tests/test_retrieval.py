@@ -318,32 +318,22 @@ def test_the_generators_phrases_are_exempt_and_nothing_else() -> None:
     unread), and is dropped; the reader's pairs hold none."""
     from icalkit.commands import finetune, train_retriever
     from icalkit.config import load_config
-    from icalkit.data_gen.request_pairs import request_pairs
+    from icalkit.data_gen import request_pairs
     from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
-    from icalkit.training.retriever_data import (
-        GENERATOR_PHRASES,
-        held_out_turns,
-        held_turn,
-        training_pairs,
-        without_held_out,
-    )
+    from icalkit.training.retriever_data import GENERATOR_PHRASES, pair_text, training_pairs, without_held_out
 
     cfg = load_config(train_retriever.Config, "configs/train_retriever_trained8.yaml")
     types = ["Clean All X", "Coffee", "N Cooked Slices Of X In Y", "N Slices Of X In Y", "Plate Of Toast",
              "Put All X In One Y", "Put All X On Y", "Salad"]  # the Makefile's TRAINED8
     rows = training_pairs(types, cfg.pairs_per_type, cfg.seed, cfg.keys, cfg.human_share, cfg.goal_share)
-    reader = request_pairs(load_config(finetune.Config, "configs/finetune_reader.yaml").requests)
-    said = [f"{r['anchor']}\n{r['positive']}".lower() for r in rows] + [
-        f"{r['prompt'][-1]['content']}\n{r['completion']}".lower() for r in reader]
+    reader = request_pairs.request_pairs(load_config(finetune.Config, "configs/finetune_reader.yaml").requests)
+    said = [pair_text(r).lower() for r in rows] + [request_pairs.pair_text(r).lower() for r in reader]
     held = [d for path in HAND_WRITTEN for d in load_human_dialogues(path)]
-    turns = held_out_turns(held)
     written = {t.strip().lower() for d in held for _, t in d.dialogue}
     assert all(p in written and any(p in t for t in said) for p in GENERATOR_PHRASES)  # both say each
     kept, dropped = without_held_out(rows, held)
-    assert dropped == len(rows) - len(kept) == 1 and not any(held_turn(t, turns) for t in said[len(rows):])
-    assert not any(held_turn(f"{r['anchor']}\n{r['positive']}", turns) for r in kept)
-    leaked = [{**kept[0], "positive": kept[0]["positive"] + "\n" + held[0].dialogue[1][1]}, *kept[1:]]
-    assert without_held_out(leaked, held) == (kept[1:], 1)
+    assert dropped == len(rows) - len(kept) == 1  # (the leak check's own test: test_hand_written_dialogues_...)
+    assert without_held_out(reader, held, request_pairs.pair_text) == (reader, 0)
 
 
 def test_type_distinct_batches() -> None:

@@ -138,8 +138,8 @@ def request_items(dialogue: Sequence[Any]) -> tuple[list[str], list[str]]:
     sentence (:func:`sentence_items`). A sentence that describes a dish already listed adds to that item
     (:func:`described_item`: "a sandwich: 2 toasted bread slices with one lettuce and one tomato slice"), as does
     a later sentence of at most :data:`SHORT` words that names no dish to the item before (:func:`names_dish`:
-    "potatoes. cooked, 2 slices"). Where no sentence's chunks say where everything goes, a sentence that carries the dishes or sets the
-    meal somewhere does (:func:`moved_place`). Accepts task and stored-example dialogues."""
+    "potatoes. cooked, 2 slices"). Where no sentence's chunks say where everything goes, a sentence that carries
+    the dishes or sets the meal somewhere does (:func:`moved_place`). Accepts task and stored-example dialogues."""
     items: list[str] = []
     serving: list[str] = []
     moved: list[str] = []

@@ -77,14 +77,14 @@ def build_dataset(cfg: Config) -> Path:
     state = PartialState()
     with state.main_process_first():
         if state.is_main_process and cfg.pairs == "requests":
-            from icalkit.data_gen.request_pairs import request_pairs, write_request_pairs
+            from icalkit.data_gen.request_pairs import pair_text, request_pairs, write_request_pairs
             from icalkit.envs.household.tasks.hand_written import HAND_WRITTEN, load_human_dialogues
             from icalkit.training.retriever_data import without_held_out
 
             # a request composed of short phrases can hold a hand-written turn by chance: it is dropped, counted
             kept, dropped = without_held_out(request_pairs(cfg.requests),
                                              [d for path in HAND_WRITTEN for d in load_human_dialogues(path)],
-                                             lambda r: f"{r['prompt'][-1]['content']}\n{r['completion']}")
+                                             pair_text)
             print(json.dumps(write_request_pairs(kept, cfg.requests, data_dir, dropped), indent=1))
         elif state.is_main_process and cfg.data.env == "alfworld":
             from icalkit.data_gen.alfworld_plans import build_alfworld_pairs

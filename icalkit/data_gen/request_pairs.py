@@ -416,6 +416,11 @@ def _revised(cfg: RequestPairConfig, rng: random.Random, i: int, kind: str) -> t
     return turns, dish_item(kind, params, vessel), how
 
 
+def pair_text(row: dict[str, Any]) -> str:
+    """A request-reading pair's text, as the held-out check reads it: the request and its reading."""
+    return f"{row['prompt'][-1]['content']}\n{row['completion']}"
+
+
 def request_pairs(cfg: RequestPairConfig) -> list[dict[str, Any]]:
     """The pairs (``prompt``, ``completion``, ``kind``, ``task_id``), in a seeded order."""
     cfg.validate()

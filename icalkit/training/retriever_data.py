@@ -77,11 +77,15 @@ def held_turn(text: str, turns: Collection[str]) -> str | None:
     return next((t for t in turns if t in text), None)
 
 
+def pair_text(row: dict[str, Any]) -> str:
+    """A retriever pair's text, as the held-out check reads it: its anchor and positive."""
+    return f"{row['anchor']}\n{row['positive']}"
+
+
 def without_held_out(rows: Sequence[dict[str, Any]], held_out: Sequence[HumanDialogue],
-                     text: Callable[[dict[str, Any]], str] = lambda row: f"{row['anchor']}\n{row['positive']}",
-                     ) -> tuple[list[dict[str, Any]], int]:
-    """``rows`` less those whose ``text`` (a retriever pair's anchor and positive) holds a turn of a hand-written
-    dialogue (:func:`held_out_turns`), and how many were dropped: the test sets never reach training. A generated
+                     text: Callable[[dict[str, Any]], str] = pair_text) -> tuple[list[dict[str, Any]], int]:
+    """``rows`` less those whose ``text`` (:func:`pair_text`; a request-reading pair's: its own) holds a turn of a
+    hand-written dialogue (:func:`held_out_turns`), and how many were dropped: the test sets never reach training. A generated
     text can say a blind writer's turn word for word by chance ("two cooked slices of potato on a plate"); it is
     dropped and counted, not fatal."""
     turns = held_out_turns(held_out)
