@@ -85,9 +85,9 @@ def pair_text(row: dict[str, Any]) -> str:
 def without_held_out(rows: Sequence[dict[str, Any]], held_out: Sequence[HumanDialogue],
                      text: Callable[[dict[str, Any]], str] = pair_text) -> tuple[list[dict[str, Any]], int]:
     """``rows`` less those whose ``text`` (:func:`pair_text`; a request-reading pair's: its own) holds a turn of a
-    hand-written dialogue (:func:`held_out_turns`), and how many were dropped: the test sets never reach training. A generated
-    text can say a blind writer's turn word for word by chance ("two cooked slices of potato on a plate"); it is
-    dropped and counted, not fatal."""
+    hand-written dialogue (:func:`held_out_turns`), and how many were dropped: the test sets never reach training.
+    A generated text can say a blind writer's turn word for word by chance ("two cooked slices of potato on a
+    plate"); it is dropped and counted, not fatal."""
     turns = held_out_turns(held_out)
     kept = [row for row in rows if not held_turn(text(row), turns)]
     return kept, len(rows) - len(kept)
